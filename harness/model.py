@@ -1,0 +1,214 @@
+"""Plain typed records that cross module boundaries.
+
+The case loader produces `Case`; expansion produces `Run`; the runner produces `Outcome`; the
+results store writes `Outcome.to_json()` one line per run; the report reads only those lines.
+Nothing here imports numba, numpy or yaml.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ACTIVITIES = ("const", "duplicated", "duplicated_no_need", "active", "batch_duplicated")
+MODES = ("primal", "forward", "reverse")
+FLOAT_DTYPES = ("float32", "float64")
+STATES = ("PASS", "FAIL", "ZERO", "NONDET", "ERROR", "XFAIL", "XPASS", "UNSUPPORTED", "SKIP")
+
+
+# ----------------------------------------------------------------------------- case records
+
+@dataclass(frozen=True)
+class ArraySpec:
+    shape: tuple[int, ...]
+    dtype: str                      # numpy dtype name: float32, float64, int32, int64, bool, ...
+    init: Any = "zeros"             # zeros | ones | arange | normal | {uniform: [lo, hi]} |
+                                    # {normal: [mu, sigma]} | {values: [...]}
+    layout: dict | None = None      # {strides|transpose|broadcast: ...} (non-contiguous views)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    name: str
+    kind: str                       # array | scalar | type | function
+    activity: str = "const"         # one of ACTIVITIES
+    array: ArraySpec | None = None  # kind == array
+    value: Any = None               # kind == scalar: the value; type/function: the reference
+    dtype: str | None = None        # kind == scalar
+    width: int | None = None        # activity == batch_duplicated
+    shadow: dict | None = None      # optional shadow init for this arg: {init: ...}
+    line: int | None = None         # line of this argument in the case file
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    style: str = "kernel"           # kernel | broadcast | map
+    grid: tuple[int, ...] | None = None
+    block: tuple[int, ...] | None = None
+    threads: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FDSpec:
+    directions: int = 2
+    rtol: float | None = None       # None: per-dtype default (DESIGN section 5)
+    atol: float | None = None
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    fd: FDSpec | None = field(default_factory=FDSpec)   # None: FD oracle disabled
+    dot: bool = True
+    repeat: int = 1
+    zero_guard: bool = True
+    nested: dict | None = None      # {function, mode, args: {name: {shadow: other}}}
+    activities: str | None = None   # "all": enumerate activity combinations (issue 5)
+    block_sweep: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Expectation:
+    kind: str = "pass"              # pass | error | xfail | unsupported
+    error_type: str | None = None   # error: class name
+    match: str | None = None        # error / unsupported: regex searched in the message
+    argument: int | None = None     # error: 0-based argument position
+    param: str | None = None        # error: parameter name
+    reason: str | None = None       # xfail
+    link: str | None = None         # xfail
+    strict: bool = True             # xfail
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    path: str                       # project-relative, e.g. kernels/broadcast.py
+    function: str                   # e.g. add
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.function}"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    source: str                     # project-relative path of the YAML file
+    kernel: KernelRef
+    args: tuple[ArgSpec, ...]
+    title: str = ""
+    description: str = ""
+    links: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    launch: LaunchSpec = field(default_factory=LaunchSpec)
+    modes: tuple[str, ...] = ("forward", "reverse")
+    dtypes: tuple[str | None, ...] = (None,)   # None: as declared
+    seed: int = 0
+    check: CheckSpec = field(default_factory=CheckSpec)
+    expect: Expectation = field(default_factory=Expectation)
+    engine: dict = field(default_factory=dict)  # launch, fold_constants, nested_config, ...
+    jobs: tuple[dict, ...] = ()
+    ptx: dict = field(default_factory=dict)     # {mode: {fact: value}}
+    variant: str | None = None      # set on the copies made for each variant
+    variant_names: tuple[str, ...] = ()  # on the base case: every variant it declares
+    line: int = 1                   # first line of the case (or of its variant block)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One configuration of one case: case x variant x mode x dtype x backend."""
+    case: Case                      # with the variant's overrides already applied
+    mode: str
+    dtype: str | None
+    backend: str                    # sim | ptx | cuda
+
+    @property
+    def name(self) -> str:
+        parts = [self.case.variant] if self.case.variant else []
+        parts.append(self.mode)
+        if self.dtype:
+            parts.append(self.dtype)
+        return "-".join(parts)
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.case.source}::{self.name}"
+
+
+# ----------------------------------------------------------------------------- outcome records
+
+@dataclass
+class WorstEntry:
+    index: str                      # e.g. "out[3]" or "dir 1"
+    ad: float
+    fd: float
+    abs_err: float
+    rel_err: float
+
+
+@dataclass
+class OracleVerdict:
+    name: str                       # fd-forward | fd-reverse | dot | zero | nondet | ptx | jobs | ...
+    verdict: str                    # pass | fail | skip | error
+    message: str = ""
+    metrics: dict = field(default_factory=dict)
+    worst: list[WorstEntry] = field(default_factory=list)
+
+
+@dataclass
+class JobRecord:
+    id: int
+    function: str
+    mode: str                       # primal | forward | reverse
+    target: str                     # cuda | sim | host
+    config: dict = field(default_factory=dict)
+    parent: int | None = None
+    parent_function: str | None = None
+    kernel: bool = True
+    source: str | None = None       # path of the generated source, if any
+
+
+@dataclass
+class ErrorRecord:
+    type: str
+    message: str
+    category: str | None = None
+    traceback: str | None = None
+
+
+@dataclass
+class Outcome:
+    run_id: str
+    case_id: str
+    source: str
+    variant: str | None
+    mode: str
+    dtype: str | None
+    backend: str
+    state: str                      # one of STATES
+    message: str = ""
+    expect: str = "pass"
+    title: str = ""
+    tags: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    kernel: str = ""
+    args: list[dict] = field(default_factory=list)     # {name, kind, activity, shape, dtype}
+    oracles: list[OracleVerdict] = field(default_factory=list)
+    error: ErrorRecord | None = None
+    jobs: list[JobRecord] = field(default_factory=list)
+    ptx: dict = field(default_factory=dict)            # {kernel name: {fact: value}}
+    sources: dict = field(default_factory=dict)        # {mode: generated source path}
+    timings: dict = field(default_factory=dict)        # {phase: seconds}
+    repro: str = ""
+    started: float = 0.0
+    duration: float = 0.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict) -> "Outcome":
+        data = dict(data)
+        data["oracles"] = [OracleVerdict(**{**o, "worst": [WorstEntry(**w) for w in o.get("worst", [])]})
+                           for o in data.get("oracles", [])]
+        data["jobs"] = [JobRecord(**j) for j in data.get("jobs", [])]
+        if data.get("error"):
+            data["error"] = ErrorRecord(**data["error"])
+        known = Outcome.__dataclass_fields__
+        return Outcome(**{k: v for k, v in data.items() if k in known})
