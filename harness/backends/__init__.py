@@ -1,0 +1,70 @@
+"""Backends: where kernels are compiled and run.
+
+`sim` (numba's CUDA simulator) is the default without a GPU, `cuda` with one, `ptx` compiles only.
+The simulator must be chosen before numba is imported, so selection sets the environment first.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+BACKENDS = ("sim", "ptx", "cuda")
+_current = None
+
+
+def gpu_available() -> bool:
+    """True when a CUDA GPU is visible (asked of nvidia-smi, so numba stays unimported)."""
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+def resolve(name: str | None) -> str:
+    name = name or os.environ.get("HARNESS_BACKEND") or "auto"
+    if name == "auto":
+        return "cuda" if gpu_available() else "sim"
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend '{name}' (choose from auto, {', '.join(BACKENDS)})")
+    return name
+
+
+def prepare_environment(name: str) -> None:
+    """Set the environment a backend needs; must run before numba is imported."""
+    want_sim = name == "sim"
+    if "numba" in sys.modules:
+        from numba.core import config
+        if bool(config.ENABLE_CUDASIM) != want_sim:
+            raise RuntimeError(f"numba was imported before the '{name}' backend was chosen "
+                               f"(NUMBA_ENABLE_CUDASIM={int(bool(config.ENABLE_CUDASIM))}); "
+                               "the simulator and real compilation cannot share a process")
+    if want_sim:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+
+
+def get_backend(name: str | None = None):
+    """The process-wide backend instance (created once; the choice cannot change later)."""
+    global _current
+    name = resolve(name)
+    if _current is not None:
+        if _current.name != name:
+            raise RuntimeError(f"backend '{_current.name}' is already active in this process; cannot switch to '{name}'")
+        return _current
+    prepare_environment(name)
+    if name == "sim":
+        from .sim import SimBackend
+        _current = SimBackend()
+    elif name == "ptx":
+        from .ptx import PtxBackend
+        _current = PtxBackend()
+    else:
+        from .cuda import CudaBackend
+        _current = CudaBackend()
+    return _current

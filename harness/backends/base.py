@@ -1,0 +1,54 @@
+"""What every backend offers the launcher: arrays in, compile, launch, arrays out."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    """The configuration a compile job is built for; nested jobs must inherit all of it."""
+    target: str                       # cuda | sim | host
+    compute_capability: tuple[int, int] | None = None
+    fastmath: bool = False
+    debug: bool = False
+    extra: tuple = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        return {"target": self.target,
+                "compute_capability": list(self.compute_capability) if self.compute_capability else None,
+                "fastmath": self.fastmath, "debug": self.debug}
+
+
+class Backend:
+    name = "base"
+    can_launch = True
+
+    def config(self, fastmath: bool = False, debug: bool = False) -> TargetConfig:
+        raise NotImplementedError
+
+    # arrays
+    def asarray(self, host: np.ndarray):
+        """A device copy of a host array (views keep their strides where the backend can)."""
+        raise NotImplementedError
+
+    def to_host(self, arr) -> np.ndarray:
+        raise NotImplementedError
+
+    def is_array(self, value) -> bool:
+        raise NotImplementedError
+
+    def zeros(self, shape, dtype):
+        return self.asarray(np.zeros(shape, dtype))
+
+    # kernels
+    def compile(self, pyfunc, signature, config: TargetConfig):
+        """A launchable kernel (or, for the ptx backend, the PTX text)."""
+        raise NotImplementedError
+
+    def launch(self, compiled, grid: tuple, block: tuple, args: list) -> None:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        pass

@@ -1,0 +1,48 @@
+"""A real GPU: numba-cuda compiles, cupy owns the memory (`__cuda_array_interface__`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Backend, TargetConfig
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+
+    def __init__(self):
+        import cupy
+        from numba import cuda
+        self.cp, self.cuda = cupy, cuda
+        dev = cuda.get_current_device()
+        self.cc = tuple(dev.compute_capability)
+
+    def config(self, fastmath=False, debug=False) -> TargetConfig:
+        return TargetConfig("cuda", self.cc, fastmath, debug)
+
+    def asarray(self, host):
+        if host.flags.c_contiguous:
+            return self.cp.asarray(host)
+        # keep the view's layout: copy its base, then view it with the same strides and offset
+        base = host
+        while base.base is not None:
+            base = base.base
+        dev_base = self.cp.asarray(np.ascontiguousarray(base)).reshape(-1).view(self.cp.uint8)
+        offset = host.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        flat = dev_base[offset:].view(host.dtype)
+        return self.cp.lib.stride_tricks.as_strided(flat, host.shape, host.strides)
+
+    def to_host(self, arr):
+        return self.cp.asnumpy(arr)
+
+    def is_array(self, value) -> bool:
+        return hasattr(value, "__cuda_array_interface__")
+
+    def compile(self, pyfunc, signature, config):
+        return self.cuda.jit(signature, fastmath=config.fastmath, debug=config.debug,
+                             opt=not config.debug, lineinfo=True)(pyfunc)
+
+    def launch(self, compiled, grid, block, args):
+        compiled[grid, block](*args)
+
+    def synchronize(self):
+        self.cp.cuda.runtime.deviceSynchronize()

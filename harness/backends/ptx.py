@@ -1,0 +1,61 @@
+"""Compile-only: every kernel goes through NVVM to PTX for sm_90; nothing is launched.
+
+numba-cuda's NVVM wheels work without a GPU or driver, so this tier runs anywhere. It cannot share
+a process with the simulator, which replaces `numba.cuda`.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .base import Backend, TargetConfig
+
+CC = (9, 0)
+
+
+class PtxBackend(Backend):
+    name = "ptx"
+    can_launch = False
+
+    def __init__(self):
+        from numba import cuda
+        self.cuda = cuda
+
+    def config(self, fastmath=False, debug=False) -> TargetConfig:
+        return TargetConfig("cuda", CC, fastmath, debug)
+
+    def asarray(self, host):
+        return host
+
+    def to_host(self, arr):
+        return np.array(arr, copy=True)
+
+    def is_array(self, value) -> bool:
+        return isinstance(value, np.ndarray)
+
+    def compile(self, pyfunc, signature, config):
+        ptx, _ = self.cuda.compile_ptx(pyfunc, signature, cc=config.compute_capability,
+                                       fastmath=config.fastmath, debug=config.debug,
+                                       opt=not config.debug, lineinfo=False)
+        return ptx
+
+    def launch(self, compiled, grid, block, args):
+        raise RuntimeError("the ptx backend compiles only; it cannot launch kernels")
+
+
+def ptx_facts(ptx: str) -> dict:
+    """Countable facts about a kernel's PTX, for `ptx:` assertions in cases."""
+    body = [ln.strip() for ln in ptx.splitlines()]
+    instr = [ln for ln in body if ln and not ln.startswith(("//", ".", "{", "}", "$"))]
+    local_decls = re.findall(r"\.local\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", ptx)
+    return {
+        "atomics": sum(1 for ln in instr if ln.startswith(("atom.", "red."))),
+        "local_memory": sum(int(n) for n in local_decls),
+        "fp64": sum(1 for ln in instr if re.search(r"\.f64\b", ln) and not ln.startswith(("ld.", "st.", "mov."))),
+        "shared_memory": sum(int(n) for n in re.findall(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", ptx)),
+        "barriers": sum(1 for ln in instr if ln.startswith(("bar.", "barrier."))),
+        "shuffles": sum(1 for ln in instr if ln.startswith("shfl.")),
+        "instructions": len(instr),
+        "calls": sum(1 for ln in instr if ln.startswith("call")),
+    }

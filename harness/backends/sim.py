@@ -1,0 +1,46 @@
+"""numba's CUDA simulator: kernels run as Python threads over numpy arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Backend, TargetConfig
+
+
+class SimBackend(Backend):
+    name = "sim"
+
+    def __init__(self):
+        from numba.core import config
+        if not config.ENABLE_CUDASIM:
+            raise RuntimeError("the sim backend needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+        from numba import cuda
+        self.cuda = cuda
+
+    def config(self, fastmath=False, debug=False) -> TargetConfig:
+        return TargetConfig("sim", None, fastmath, debug)
+
+    def asarray(self, host):
+        return np.array(host, copy=True) if host.flags.c_contiguous else _strided_copy(host)
+
+    def to_host(self, arr):
+        return np.array(arr, copy=True)
+
+    def is_array(self, value) -> bool:
+        return isinstance(value, np.ndarray)
+
+    def compile(self, pyfunc, signature, config):
+        return self.cuda.jit(pyfunc)
+
+    def launch(self, compiled, grid, block, args):
+        compiled[grid, block](*args)
+
+
+def _strided_copy(view: np.ndarray) -> np.ndarray:
+    """Copy a view into fresh memory with the same layout (strides and offsets preserved)."""
+    base = view.base if view.base is not None else view
+    while base.base is not None:
+        base = base.base
+    new_base = np.array(base, copy=True)
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return np.lib.stride_tricks.as_strided(new_base.reshape(-1).view(np.uint8)[offset:].view(view.dtype),
+                                           view.shape, view.strides)

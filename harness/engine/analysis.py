@@ -1,0 +1,204 @@
+"""Analyses over the SSA form: activity (which values carry derivatives) and index ownership
+(which array adjoints each thread may update without atomics).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ActivityError, UnsupportedError
+from .ir import Assign, If, KernelIR, Lit, Load, Prim, Special, Store, walk
+from .rules import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
+from .types import is_float
+
+DIFFERENTIABLE = ("duplicated", "duplicated_no_need", "batch_duplicated", "active")
+
+
+# ----------------------------------------------------------------------------- activity
+
+def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
+    """SSA values that depend on a differentiable input (forward activity analysis).
+
+    Straight-line code with structured ifs: one pass in program order reaches the fixed point.
+    """
+    varied = {p.name for p in ir.params if p.kind == "scalar" and activity[p.name] in DIFFERENTIABLE
+              and is_float(p.dtype)}
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Assign):
+                if not is_float(ir.types.get(s.target, "int64")):
+                    continue
+                e = s.expr
+                if isinstance(e, Load):
+                    if activity[e.array] in DIFFERENTIABLE:
+                        varied.add(s.target)
+                elif isinstance(e, Prim) and any(isinstance(a, str) and a in varied for a in e.args):
+                    if e.op in PIECEWISE_CONSTANT:
+                        continue
+                    if e.op not in PARTIALS:
+                        why = NO_RULE_MESSAGE.get(e.op, "no derivative rule is registered for it")
+                        raise UnsupportedError(f"cannot differentiate `{e.op}`: {why}", file=ir.file, line=s.line)
+                    varied.add(s.target)
+            elif isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+                for target, a, b in s.phis:
+                    if is_float(ir.types[target]) and (a in varied or b in varied):
+                        varied.add(target)
+
+    visit(ir.body)
+    return varied
+
+
+def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str]) -> None:
+    """A Const array that stores a differentiable value and is read back would drop that value's
+    derivative silently; refuse it and name the argument instead."""
+    stored = {}
+    loaded = set()
+    for s in walk(ir.body):
+        if isinstance(s, Store) and activity[s.array] == "const" and isinstance(s.value, str) \
+                and s.value in varied:
+            stored.setdefault(s.array, s.line)
+        if isinstance(s, Assign) and isinstance(s.expr, Load):
+            loaded.add(s.expr.array)
+    for name, line in stored.items():
+        if name in loaded:
+            pos = [p.name for p in ir.params].index(name)
+            raise ActivityError(
+                f"{ir.file}:{line}: argument {pos} ('{name}') is Const but stores a differentiable value "
+                f"that the kernel reads back; mark it duplicated so its derivative is carried",
+                argument=pos, param=name)
+
+
+# ----------------------------------------------------------------------------- index ownership
+
+_GLOBAL = {"grid.0": "gx", "grid.1": "gy", "grid.2": "gz"}
+_THREAD = {"tid.x": "tx", "tid.y": "ty", "tid.z": "tz", "bid.x": "bx", "bid.y": "by", "bid.z": "bz"}
+_FOLD = {("tx", "bx*bdim.x"): "gx", ("ty", "by*bdim.y"): "gy", ("tz", "bz*bdim.z"): "gz"}
+THREAD_SYMBOLS = {"gx", "gy", "gz", "tx", "ty", "tz", "bx", "by", "bz",
+                  "bx*bdim.x", "by*bdim.y", "bz*bdim.z"}
+
+
+def _add(a: dict, b: dict, sign: int = 1) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + sign * v
+    return {k: v for k, v in out.items() if v != 0}
+
+
+def _fold(form: dict) -> dict:
+    """blockIdx.x * blockDim.x + threadIdx.x is the global index gx."""
+    for (t, b), g in _FOLD.items():
+        if t in form and form.get(b) == form[t]:
+            c = form.pop(t)
+            form.pop(b)
+            form[g] = form.get(g, 0) + c
+    return form
+
+
+def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
+    """Each integer SSA value as {symbol: coefficient} ('1' for the constant term), or None."""
+    forms: dict[str, dict | None] = {p.name: {p.name: 1} for p in ir.params if p.kind == "scalar"}
+
+    def form_of(a):
+        if isinstance(a, Lit):
+            return {"1": int(a.value)} if isinstance(a.value, int) else None
+        return forms.get(a)
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Assign):
+                forms[s.target] = _expr_form(s.expr, form_of)
+            elif isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+                for target, a, b in s.phis:
+                    fa, fb = form_of(a), form_of(b)
+                    forms[target] = fa if fa is not None and fa == fb else None
+
+    visit(ir.body)
+    return forms
+
+
+def _expr_form(e, form_of):
+    if isinstance(e, Special):
+        if e.name in _GLOBAL:
+            return {_GLOBAL[e.name]: 1}
+        if e.name in _THREAD:
+            return {_THREAD[e.name]: 1}
+        return {e.name: 1}                    # uniform over the launch: bdim, gdim, shapes, sizes
+    if isinstance(e, Load) or not isinstance(e, Prim):
+        return None
+    args = [form_of(a) for a in e.args]
+    if any(f is None for f in args):
+        return None
+    if e.op in ("copy", "cast_int64", "cast_int32"):
+        return dict(args[0])
+    if e.op == "add":
+        return _fold(_add(args[0], args[1]))
+    if e.op == "sub":
+        return _fold(_add(args[0], args[1], -1))
+    if e.op == "neg":
+        return {k: -v for k, v in args[0].items()}
+    if e.op == "mul":
+        a, b = args
+        for x, y in ((a, b), (b, a)):
+            if set(x) <= {"1"}:
+                c = x.get("1", 0)
+                return {k: c * v for k, v in y.items() if c * v != 0}
+        if len(a) == 1 and len(b) == 1:       # a product of two symbols, e.g. blockIdx.x * blockDim.x
+            (sa, ca), (sb, cb) = next(iter(a.items())), next(iter(b.items()))
+            name = "*".join(sorted((sa, sb), key=lambda s: (s not in THREAD_SYMBOLS, s)))
+            return {name: ca * cb}
+    return None
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """Which launch dimensions have more than one thread (only those must be covered)."""
+    dims: tuple[int, ...]             # e.g. (0,) for a 1-D launch, (0, 1) for 2-D
+
+
+def injective(index_forms: list, launch: LaunchShape) -> bool:
+    """An index tuple is thread-injective when every used launch dimension's global coordinate
+    appears in exactly one component, alone among thread symbols, with a nonzero coefficient."""
+    needed = {("gx", "gy", "gz")[d] for d in launch.dims}
+    seen = set()
+    for form in index_forms:
+        if form is None:
+            return False
+        thread = [k for k in form if k in THREAD_SYMBOLS]
+        if len(thread) > 1:
+            return False
+        if thread:
+            sym = thread[0]
+            if sym not in ("gx", "gy", "gz") or sym in seen:
+                return False
+            seen.add(sym)
+    return needed <= seen
+
+
+def owned_arrays(ir: KernelIR, launch: LaunchShape) -> set[str]:
+    """Arrays whose every access uses one and the same thread-injective index: each element of
+    their adjoint is then touched by a single thread, so plain `+=` is race-free."""
+    forms = affine_forms(ir)
+
+    def key(index):
+        fs = []
+        for a in index:
+            f = {"1": int(a.value)} if isinstance(a, Lit) else forms.get(a)
+            fs.append(f)
+        return fs
+
+    accesses: dict[str, list] = {}
+    for s in walk(ir.body):
+        if isinstance(s, Store):
+            accesses.setdefault(s.array, []).append(key(s.index))
+        elif isinstance(s, Assign) and isinstance(s.expr, Load):
+            accesses.setdefault(s.expr.array, []).append(key(s.expr.index))
+    owned = set()
+    for array, keys in accesses.items():
+        first = keys[0]
+        if all(k == first for k in keys) and injective(first, launch):
+            owned.add(array)
+    return owned

@@ -1,0 +1,42 @@
+"""Generated kernels are real files named by a hash of their content, written once, never rewritten.
+
+Real files give numba's on-disk cache, the simulator (which identifies shared arrays by file and
+line), tracebacks and debuggers something to point at.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import tempfile
+from pathlib import Path
+
+_loaded: dict[str, object] = {}
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("HARNESS_CACHE_DIR")
+    path = Path(root) if root else Path.cwd() / ".cache" / "harness" / "generated"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_module(stem: str, source: str) -> Path:
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    path = cache_dir() / f"{stem}_{digest}.py"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)           # atomic: concurrent writers produce the same bytes
+    return path
+
+
+def load_function(path: Path, name: str):
+    key = f"{path}:{name}"
+    if key not in _loaded:
+        spec = importlib.util.spec_from_file_location(f"harness_generated.{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded[key] = getattr(module, name)
+    return _loaded[key]

@@ -1,0 +1,334 @@
+"""Emit readable numba.cuda source for the forward (tangent) and reverse (adjoint) kernels.
+
+Forward: the primal statements, each followed by its tangent.
+Reverse: the primal replayed in registers (forward sweep), then the adjoint statements in reverse
+order with control flow mirrored (reverse sweep). Every value the reverse sweep needs is still in
+a register from the replay, so there is no tape; an in-place update such as `A[0] *= A[0]` reads
+`A[0]` into a register before it is overwritten.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+
+from .analysis import DIFFERENTIABLE
+from .ir import Assign, If, KernelIR, Lit, Load, Prim, Special, Store, walk
+from .rules import CONSTANTS, PARTIALS
+from .types import is_float
+
+_PRIM_SYNTAX = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
+    "floordiv": "{0} // {1}", "mod": "{0} % {1}", "pow": "{0} ** {1}", "neg": "-{0}",
+    "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}", "ge": "{0} >= {1}",
+    "eq": "{0} == {1}", "ne": "{0} != {1}", "not": "not {0}", "copy": "{0}",
+    "bitand": "{0} & {1}", "bitor": "{0} | {1}", "bitxor": "{0} ^ {1}", "lshift": "{0} << {1}",
+    "rshift": "{0} >> {1}", "invert": "~{0}", "abs": "abs({0})", "min": "min({0}, {1})",
+    "max": "max({0}, {1})", "cast_bool": "bool({0})", "trunc_int": "int({0})",
+    "cast_int64": "int64({0})", "round": "round({0})",
+}
+_SPECIAL = {"tid": "cuda.threadIdx", "bid": "cuda.blockIdx", "bdim": "cuda.blockDim", "gdim": "cuda.gridDim"}
+_AXES = "xyz"
+HEADER_IMPORTS = "import math\n\nfrom numba import cuda\nfrom numpy import bool_, float16, float32, float64, int8, int16, int32, int64, uint32, uint64\n"
+
+
+@dataclass
+class Signature:
+    """What a derivative kernel is specialised for."""
+    activity: dict[str, str]          # param -> activity name
+    width: int = 1                    # batch width (shadows per differentiable argument)
+    owned: frozenset = frozenset()    # arrays whose adjoint updates need no atomics
+    skip_store: frozenset = frozenset()   # DuplicatedNoNeed arrays never read: primal not written
+
+
+def atom(a) -> str:
+    if isinstance(a, Lit):
+        if isinstance(a.value, float) and not math.isfinite(a.value):
+            return "math.inf" if a.value > 0 else ("-math.inf" if a.value < 0 else "math.nan")
+        return repr(a.value)
+    return a
+
+
+def index_text(index) -> str:
+    return ", ".join(atom(a) for a in index)
+
+
+def expr_text(e) -> str:
+    if isinstance(e, Load):
+        return f"{e.array}[{index_text(e.index)}]"
+    if isinstance(e, Special):
+        kind, _, rest = e.name.partition(".")
+        if kind == "grid":
+            k = int(rest)
+            return "cuda.grid(1)" if k == 0 else \
+                f"cuda.blockIdx.{_AXES[k]} * cuda.blockDim.{_AXES[k]} + cuda.threadIdx.{_AXES[k]}"
+        if kind == "gsize":
+            k = int(rest)
+            return f"cuda.gridDim.{_AXES[k]} * cuda.blockDim.{_AXES[k]}"
+        if kind == "shape":
+            arr, _, k = rest.partition(".")
+            return f"{arr}.shape[{k}]"
+        if kind == "size":
+            return f"{rest}.size"
+        return f"{_SPECIAL[kind]}.{rest}"
+    args = [atom(a) for a in e.args]
+    if e.op in _PRIM_SYNTAX:
+        return _PRIM_SYNTAX[e.op].format(*args)
+    if e.op.startswith("cast_"):
+        return f"{e.op[5:]}({', '.join(args)})"
+    return f"math.{e.op}({', '.join(args)})"
+
+
+class _Partial(ast.NodeTransformer):
+    """Instantiate a rule's partial derivative: operands, result, typed literals, helpers."""
+
+    def __init__(self, names: dict[str, str], ftype: str):
+        self.names, self.ftype = names, ftype
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            return ast.Name(self.names[node.id], ast.Load())
+        if node.id in CONSTANTS:
+            return self.literal(CONSTANTS[node.id])
+        return node
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return self.literal(node.value)
+        return node
+
+    def literal(self, value):
+        return ast.Call(ast.Name(self.ftype, ast.Load()), [ast.Constant(float(value))], [])
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        if name == "sign":                    # sign(x): 1, -1, or 0 at 0
+            x = node.args[0]
+            one, zero = self.literal(1), self.literal(0)
+            return ast.IfExp(ast.Compare(x, [ast.Gt()], [ast.Constant(0)]), one,
+                             ast.IfExp(ast.Compare(x, [ast.Lt()], [ast.Constant(0)]),
+                                       ast.UnaryOp(ast.USub(), self.literal(1)), zero))
+        if name is not None:
+            node.func = ast.Attribute(ast.Name("math", ast.Load()), name, ast.Load())
+        return node
+
+
+def partial_text(op: str, k: int, args, result: str, ftype: str) -> str:
+    template = PARTIALS[op][k]
+    names = {"r": result}
+    for name, a in zip(("x", "y"), args):
+        names[name] = atom(a)
+    tree = ast.parse(template, mode="eval")
+    return ast.unparse(_Partial(names, ftype).visit(tree).body)
+
+
+class Emitter:
+    def __init__(self, ir: KernelIR, sig: Signature, varied: set[str]):
+        self.ir, self.sig, self.varied = ir, sig, varied
+        self.lines: list[str] = []
+        self.depth = 1
+        taken = set(ir.types) | {p.name for p in ir.params}
+        self.prefix = "d_"
+        while any(n.startswith(self.prefix) for n in taken):
+            self.prefix = "d" + self.prefix
+        self.diff_arrays = {p.name for p in ir.params if p.kind == "array" and sig.activity[p.name] in DIFFERENTIABLE}
+
+    # -- names
+    def lanes(self):
+        return range(self.sig.width)
+
+    def d(self, name: str, lane: int) -> str:
+        base = self.prefix + name
+        return base if self.sig.width == 1 else f"{base}_{lane}"
+
+    def is_varied(self, a) -> bool:
+        return isinstance(a, str) and a in self.varied
+
+    def ftype(self, name: str) -> str:
+        t = self.ir.types.get(name) or self.ir.param(name).dtype
+        return t if is_float(t) else "float64"
+
+    # -- output
+    def line(self, text: str):
+        self.lines.append("    " * self.depth + text)
+
+    def comment_line(self, line: int) -> str:
+        return f"  # line {line}"
+
+    def emit_if(self, s: If, then_fn, else_fn):
+        """`if cond:` with both branches; an empty else is dropped, an if with nothing in it too."""
+        head = len(self.lines)
+        self.line(f"if {atom(s.cond)}:" + self.comment_line(s.line))
+        self.depth += 1
+        then_fn()
+        then_empty = len(self.lines) == head + 1
+        if then_empty:
+            self.line("pass")
+        self.depth -= 1
+        mark = len(self.lines)
+        self.line("else:")
+        self.depth += 1
+        else_fn()
+        self.depth -= 1
+        if len(self.lines) == mark + 1:
+            del self.lines[mark:]
+            if then_empty:
+                del self.lines[head:]
+
+    def primal(self, s):
+        if isinstance(s, Assign):
+            self.line(f"{s.target} = {expr_text(s.expr)}")
+        elif isinstance(s, Store):
+            if s.array not in self.sig.skip_store:
+                self.line(f"{s.array}[{index_text(s.index)}] = {atom(s.value)}")
+
+    # -- parameters
+    def params(self, mode: str) -> list[str]:
+        out = []
+        for p in self.ir.params:
+            out.append(p.name)
+            act = self.sig.activity[p.name]
+            if p.kind == "array" and act in DIFFERENTIABLE:
+                out += [self.d(p.name, j) for j in self.lanes()]
+            elif p.kind == "scalar" and act in DIFFERENTIABLE and mode == "forward":
+                out += [self.d(p.name, j) for j in self.lanes()]
+        if mode == "reverse" and self.active_scalars():
+            out.append(self.prefix + "active_out")
+        return out
+
+    def active_scalars(self) -> list[str]:
+        return [p.name for p in self.ir.params if p.kind == "scalar" and self.sig.activity[p.name] in DIFFERENTIABLE
+                and is_float(p.dtype)]
+
+    # ------------------------------------------------------------------ forward mode
+    def forward(self, stmts):
+        for s in stmts:
+            if isinstance(s, If):
+                self.emit_if(s, lambda: (self.forward(s.body), self.forward_phis(s.phis, 1)),
+                             lambda: (self.forward(s.orelse), self.forward_phis(s.phis, 2)))
+                continue
+            self.primal(s)
+            if isinstance(s, Assign) and s.target in self.varied:
+                for j in self.lanes():
+                    self.line(f"{self.d(s.target, j)} = {self.tangent(s, j)}")
+            elif isinstance(s, Store) and s.array in self.diff_arrays:
+                for j in self.lanes():
+                    value = self.d(s.value, j) if self.is_varied(s.value) else "0"
+                    self.line(f"{self.d(s.array, j)}[{index_text(s.index)}] = {value}")
+
+    def forward_phis(self, phis, side: int):
+        for phi in phis:
+            target, src = phi[0], phi[side]
+            self.line(f"{target} = {atom(src)}")
+            if target in self.varied:
+                for j in self.lanes():
+                    value = self.d(src, j) if self.is_varied(src) else f"{self.ftype(target)}(0.0)"
+                    self.line(f"{self.d(target, j)} = {value}")
+
+    def tangent(self, s: Assign, lane: int) -> str:
+        e = s.expr
+        if isinstance(e, Load):
+            return f"{self.d(e.array, lane)}[{index_text(e.index)}]"
+        terms = []
+        for k, a in enumerate(e.args):
+            if not self.is_varied(a):
+                continue
+            p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target))
+            da = self.d(a, lane)
+            terms.append(da if p == f"{self.ftype(s.target)}(1.0)" else
+                         f"-{da}" if p == f"-{self.ftype(s.target)}(1.0)" else f"({p}) * {da}")
+        return " + ".join(terms).replace("+ -", "- ")
+
+    # ------------------------------------------------------------------ reverse mode
+    def reverse_replay(self, stmts):
+        for s in stmts:
+            if isinstance(s, If):
+                self.emit_if(s, lambda: (self.reverse_replay(s.body), self.primal_phis(s.phis, 1)),
+                             lambda: (self.reverse_replay(s.orelse), self.primal_phis(s.phis, 2)))
+            else:
+                self.primal(s)
+
+    def primal_phis(self, phis, side: int):
+        for phi in phis:
+            self.line(f"{phi[0]} = {atom(phi[side])}")
+
+    def adjoint_inits(self):
+        names = sorted(v for v in self.varied)
+        for name in names:
+            for j in self.lanes():
+                self.line(f"{self.d(name, j)} = {self.ftype(name)}(0.0)")
+
+    def accumulate_array(self, array: str, lane: int, index, value: str):
+        """shadow[index] += value; atomic unless every access to `array` is this thread's own."""
+        shadow = self.d(array, lane)
+        if array in self.sig.owned:
+            self.line(f"{shadow}[{index_text(index)}] += {value}")
+        else:
+            idx = index_text(index)
+            idx = f"({idx},)" if len(index) == 1 else f"({idx})"
+            self.line(f"cuda.atomic.add({shadow}, {idx}, {value})")
+
+    def reverse(self, stmts):
+        for s in reversed(stmts):
+            if isinstance(s, If):
+                self.emit_if(s, lambda: (self.reverse_phis(s.phis, 1), self.reverse(s.body)),
+                             lambda: (self.reverse_phis(s.phis, 2), self.reverse(s.orelse)))
+            elif isinstance(s, Store) and s.array in self.diff_arrays:
+                for j in self.lanes():
+                    shadow = f"{self.d(s.array, j)}[{index_text(s.index)}]"
+                    if self.is_varied(s.value):
+                        self.line(f"{self.d(s.value, j)} += {shadow}")
+                    self.line(f"{shadow} = 0")   # the overwritten element's cotangent is consumed
+            elif isinstance(s, Assign) and s.target in self.varied:
+                e = s.expr
+                for j in self.lanes():
+                    dt = self.d(s.target, j)
+                    if isinstance(e, Load):
+                        self.accumulate_array(e.array, j, e.index, dt)
+                        continue
+                    for k, a in enumerate(e.args):
+                        if not self.is_varied(a):
+                            continue
+                        p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target))
+                        one = f"{self.ftype(s.target)}(1.0)"
+                        term = dt if p == one else (f"-{dt}" if p == f"-{one}" else f"{dt} * ({p})")
+                        self.line(f"{self.d(a, j)} += {term}")
+
+    def reverse_phis(self, phis, side: int):
+        for phi in phis:
+            target, src = phi[0], phi[side]
+            if target in self.varied and self.is_varied(src):
+                for j in self.lanes():
+                    self.line(f"{self.d(src, j)} += {self.d(target, j)}")
+
+
+def generate(ir: KernelIR, mode: str, sig: Signature, varied: set[str], origin: str) -> tuple[str, str]:
+    """Return (function name, module source) of the `mode` kernel of `ir`."""
+    em = Emitter(ir, sig, varied)
+    fname = f"{ir.name}__{mode}"
+    em.depth = 1
+    if mode == "forward":
+        em.forward(ir.body)
+    elif mode == "reverse":
+        em.line("# forward sweep: replay the primal, keeping every value in registers")
+        em.reverse_replay(ir.body)
+        em.line("# reverse sweep: adjoints in reverse statement order")
+        em.adjoint_inits()
+        em.reverse(ir.body)
+        actives = em.active_scalars()
+        if actives:
+            em.line("# Active scalars: this thread's share of the adjoint, summed over all threads")
+            for k, name in enumerate(actives):
+                for j in em.lanes():
+                    em.line(f"cuda.atomic.add({em.prefix}active_out, {k * sig.width + j}, {em.d(name, j)})")
+    else:
+        raise ValueError(mode)
+    activities = ", ".join(f"{p.name}: {sig.activity[p.name]}" for p in ir.params)
+    header = (f'"""{mode.capitalize()}-mode derivative of `{ir.name}` ({origin}).\n\n'
+              f"Generated by the harness AD engine; do not edit. Activities: {activities}.\n"
+              f"Batch width {sig.width}; thread-owned adjoints: {', '.join(sorted(sig.owned)) or 'none'}.\n"
+              f'"""\n')
+    body = "\n".join(em.lines) or "    pass"
+    src = f"{header}{HEADER_IMPORTS}\n\ndef {fname}({', '.join(em.params(mode))}):\n{body}\n"
+    return fname, src

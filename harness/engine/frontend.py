@@ -1,0 +1,118 @@
+"""Front end: find a kernel's source, parse it, and resolve the names it uses.
+
+Names are resolved against the kernel's own module globals, by identity, so `import math`,
+`from math import sin`, `import numpy as np` and `np.sin` all reach the same rule.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import textwrap
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+
+# Math functions by the object that implements them on the host; the rule table uses these names.
+_MATH_NAMES = [
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "erf", "erfc", "fabs", "floor",
+    "ceil", "trunc", "atan2", "hypot", "pow", "copysign", "fmod", "lgamma", "exp2", "cbrt",
+]
+_NUMPY_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
+                  "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "absolute": "fabs",
+                  "power": "pow", "maximum": "max", "minimum": "min"}
+
+
+def _function_table() -> dict[int, str]:
+    table = {}
+    for name in _MATH_NAMES:
+        if hasattr(math, name):
+            table[id(getattr(math, name))] = name
+        if hasattr(np, name):
+            table[id(getattr(np, name))] = name
+    for np_name, name in _NUMPY_ALIASES.items():
+        table[id(getattr(np, np_name))] = name
+    table[id(abs)] = "abs"
+    table[id(min)] = "min"
+    table[id(max)] = "max"
+    table[id(np.abs)] = "fabs"
+    table[id(float)] = "cast_float64"
+    table[id(int)] = "cast_int64"
+    table[id(bool)] = "cast_bool"
+    for dt in ("float32", "float64", "int32", "int64", "uint32", "uint64", "int8", "int16"):
+        table[id(getattr(np, dt))] = f"cast_{dt}"
+    return table
+
+
+FUNCTIONS = _function_table()
+
+
+@dataclass
+class KernelSource:
+    name: str
+    file: str                   # absolute path of the defining file
+    tree: ast.FunctionDef       # line numbers are the file's own
+    globals: dict
+
+    @property
+    def params(self) -> list[str]:
+        return [a.arg for a in self.tree.args.args]
+
+    def unsupported(self, node: ast.AST | None, what: str) -> UnsupportedError:
+        return UnsupportedError(what, file=self.file, line=getattr(node, "lineno", self.tree.lineno))
+
+
+def python_function(kernel):
+    """The plain Python function behind a kernel (a cuda.jit dispatcher or simulator kernel too)."""
+    for attr in ("py_func", "fn", "__wrapped__"):
+        inner = getattr(kernel, attr, None)
+        if isinstance(inner, types.FunctionType):
+            return inner
+    if isinstance(kernel, types.FunctionType):
+        return kernel
+    raise TypeError(f"{kernel!r} is not a Python kernel function")
+
+
+def parse_kernel(kernel) -> KernelSource:
+    fn = python_function(kernel)
+    file = inspect.getsourcefile(fn)
+    lines, first = inspect.getsourcelines(fn)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    ast.increment_lineno(tree, first - 1)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise UnsupportedError(f"{fn.__name__} is not a plain function definition", file=file, line=first)
+    a = fdef.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+        raise UnsupportedError("kernels take plain positional parameters only (no defaults, *args or **kw)",
+                               file=file, line=fdef.lineno)
+    return KernelSource(fn.__name__, file, fdef, fn.__globals__)
+
+
+def module_kind(obj) -> str | None:
+    """'cuda', 'math', 'numpy' or 'numba' for the modules kernels may name; None otherwise."""
+    if not isinstance(obj, types.ModuleType):
+        return None
+    name = obj.__name__
+    if name.startswith("numba.cuda"):
+        return "cuda"
+    if name == "math":
+        return "math"
+    if name == "numpy":
+        return "numpy"
+    if name == "numba":
+        return "numba"
+    return None
+
+
+def resolve_global(src: KernelSource, name: str):
+    if name in src.globals:
+        return src.globals[name]
+    import builtins
+    if hasattr(builtins, name):
+        return getattr(builtins, name)
+    raise KeyError(name)

@@ -1,0 +1,208 @@
+"""The split-argument launcher: each kernel argument is passed on its own with its own activity.
+
+    launch(kernel, LaunchConfig.threads(n), Duplicated(out, dout), Const(x), Active(a), mode="reverse")
+
+Derivative kernels are generated on first use for each (kernel, argument types, activities,
+batch width, launch shape) and cached in memory and on disk.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..backends import get_backend
+from ..model import MODES
+from .analysis import LaunchShape, check_const_arrays, owned_arrays, varied_values
+from .cache import load_function, write_module
+from .codegen import Signature, generate
+from .frontend import parse_kernel, python_function
+from .ir import Assign, Load, Param, walk
+from .jobs import CompilerJob
+from .normalize import lower_kernel
+from .signature import ArgInfo, classify
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+
+    @staticmethod
+    def threads(n, block: int | tuple = 128) -> "LaunchConfig":
+        """Enough blocks to cover n threads (n may be a tuple for 2-D and 3-D launches)."""
+        n = tuple(n) if isinstance(n, (tuple, list)) else (int(n),)
+        block = tuple(block) if isinstance(block, (tuple, list)) else \
+            ((block,) if len(n) == 1 else (16, 16) if len(n) == 2 else (8, 8, 4))
+        block = tuple(min(b, max(1, k)) for b, k in zip(block, n))
+        grid = tuple(max(1, math.ceil(k / b)) for k, b in zip(n, block))
+        return LaunchConfig(grid, block)
+
+    @staticmethod
+    def of(grid, block) -> "LaunchConfig":
+        as_tuple = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (int(v),)
+        return LaunchConfig(as_tuple(grid), as_tuple(block))
+
+    @property
+    def shape(self) -> LaunchShape:
+        ndim = max(len(self.grid), len(self.block))
+        g = self.grid + (1,) * (ndim - len(self.grid))
+        b = self.block + (1,) * (ndim - len(self.block))
+        return LaunchShape(tuple(d for d in range(ndim) if g[d] * b[d] > 1) or (0,))
+
+
+@dataclass
+class EngineOptions:
+    launch: str = "split"             # split | packed (broadcast front end)
+    fold_constants: bool = True
+    nested_config: str = "inherit"    # inherit | native
+    fastmath: bool = False
+    debug: bool = False
+
+    @staticmethod
+    def from_dict(d: dict | None) -> "EngineOptions":
+        return EngineOptions(**(d or {}))
+
+
+@dataclass
+class Plan:
+    """A compiled kernel for one launch signature, and what it took to build it."""
+    mode: str
+    compiled: Any
+    infos_key: tuple
+    job: CompilerJob
+    source_path: str | None = None
+    active_names: tuple[str, ...] = ()
+    ptx: str | None = None
+
+
+@dataclass
+class LaunchResult:
+    adjoints: dict[str, Any] = field(default_factory=dict)   # Active scalar -> adjoint (tuple when batched)
+    plan: Plan | None = None
+
+    @property
+    def jobs(self) -> list[CompilerJob]:
+        return [self.plan.job] if self.plan else []
+
+
+def _numba_type(info: ArgInfo):
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+    scalar = from_dtype(np.dtype(info.dtype))
+    if info.kind == "array":
+        return types.Array(scalar, info.ndim, info.layout)
+    return scalar
+
+
+class Engine:
+    def __init__(self, backend=None, options: EngineOptions | None = None):
+        self.backend = backend or get_backend()
+        self.options = options or EngineOptions()
+        self._plans: dict[tuple, Plan] = {}
+        self._sources: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ public
+    def launch(self, kernel, config: LaunchConfig, *args, mode: str = "primal") -> LaunchResult:
+        plan, infos = self.prepare(kernel, config, args, mode)
+        if not self.backend.can_launch:
+            return LaunchResult(plan=plan)
+        kernel_args, active_out = self._kernel_args(infos, mode, plan)
+        self.backend.launch(plan.compiled, config.grid, config.block, kernel_args)
+        result = LaunchResult(plan=plan)
+        if active_out is not None:
+            values = self.backend.to_host(active_out)
+            width = max([i.width for i in infos] + [1])
+            for k, name in enumerate(plan.active_names):
+                lanes = tuple(float(values[k * width + j]) for j in range(width))
+                result.adjoints[name] = lanes if width > 1 else lanes[0]
+        return result
+
+    def prepare(self, kernel, config: LaunchConfig, args, mode: str):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        fn = python_function(kernel)
+        params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+        infos = classify(self.backend, params, tuple(args), mode)
+        key = (id(fn), mode, tuple(i.type_key() for i in infos), max(i.width for i in infos),
+               config.shape if mode == "reverse" else None)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._build(fn, infos, config, mode, key)
+            self._plans[key] = plan
+        return plan, infos
+
+    # ------------------------------------------------------------------ building
+    def _build(self, fn, infos: list[ArgInfo], config: LaunchConfig, mode: str, key) -> Plan:
+        target = self.backend.config(self.options.fastmath, self.options.debug)
+        job = CompilerJob(fn.__name__, mode, target, kernel=True)
+        if mode == "primal":
+            sig = tuple(_numba_type(i) for i in infos)
+            compiled = self.backend.compile(fn, sig, target)
+            return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
+        src = self._sources.get(id(fn)) or self._sources.setdefault(id(fn), parse_kernel(fn))
+        params = [Param(i.name, i.kind, i.dtype, i.ndim) for i in infos]
+        ir = lower_kernel(src, params)
+        activity = {i.name: i.activity for i in infos}
+        varied = varied_values(ir, activity)
+        check_const_arrays(ir, activity, varied)
+        loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
+        width = max(i.width for i in infos)
+        sig = Signature(activity=activity, width=width,
+                        owned=frozenset(owned_arrays(ir, config.shape)) if mode == "reverse" else frozenset(),
+                        skip_store=frozenset(i.name for i in infos
+                                             if i.activity == "duplicated_no_need" and i.name not in loaded))
+        origin = f"{src.file}:{src.tree.lineno}"
+        fname, source = generate(ir, mode, sig, varied, origin)
+        path = write_module(f"{fn.__name__}__{mode}", source)
+        job.source = str(path)
+        gen_fn = load_function(path, fname)
+        types = []
+        actives = []
+        for i in infos:
+            types.append(_numba_type(i))
+            if i.differentiable and (i.kind == "array" or mode == "forward"):
+                types += [_numba_type(i)] * width
+            if i.kind == "scalar" and i.differentiable:
+                actives.append(i.name)
+        if mode == "reverse" and actives:
+            from numba import types as nt
+            types.append(nt.Array(nt.float64, 1, "C"))
+        compiled = self.backend.compile(gen_fn, tuple(types), target)
+        return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives),
+                    ptx=compiled if isinstance(compiled, str) else None)
+
+    def _kernel_args(self, infos: list[ArgInfo], mode: str, plan: Plan):
+        out = []
+        cast = (lambda v, dt: np.dtype(dt).type(v))
+        for i in infos:
+            out.append(cast(i.value, i.dtype) if i.kind == "scalar" else i.value)
+            if not i.differentiable or mode == "primal":
+                continue
+            if i.kind == "array":
+                out += list(i.shadows)
+            elif mode == "forward":
+                out += [cast(t, i.dtype) for t in i.shadows]
+        active_out = None
+        if mode == "reverse" and plan.active_names:
+            width = max(i.width for i in infos)
+            active_out = self.backend.zeros(len(plan.active_names) * width, np.float64)
+            out.append(active_out)
+        return out, active_out
+
+
+_default: Engine | None = None
+
+
+def default_engine() -> Engine:
+    global _default
+    if _default is None:
+        _default = Engine()
+    return _default
+
+
+def launch(kernel, config: LaunchConfig, *args, mode: str = "primal") -> LaunchResult:
+    """Launch `kernel` on the process's backend with split, individually annotated arguments."""
+    return default_engine().launch(kernel, config, *args, mode=mode)

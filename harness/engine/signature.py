@@ -1,0 +1,122 @@
+"""Classify launch arguments and check their activities before anything is compiled."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, activity_name
+from ..errors import ActivityError, KernelError
+
+_SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+@dataclass
+class ArgInfo:
+    position: int
+    name: str
+    kind: str                         # array | scalar
+    dtype: str
+    ndim: int
+    layout: str                       # C | A (arrays only)
+    activity: str
+    value: Any
+    shadows: tuple = ()               # arrays: shadow arrays; scalars (forward): tangents
+    width: int = 1
+
+    @property
+    def differentiable(self) -> bool:
+        return self.activity != "const"
+
+    def type_key(self) -> tuple:
+        return (self.name, self.kind, self.dtype, self.ndim, self.layout, self.activity)
+
+
+def _scalar_dtype(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, np.generic):
+        return str(value.dtype)
+    if isinstance(value, int):
+        return "int64"
+    return "float64"
+
+
+def describe_type(value) -> str:
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo]:
+    if len(args) != len(params):
+        raise KernelError(f"kernel takes {len(params)} arguments ({', '.join(params)}) but {len(args)} were given")
+    infos, widths = [], set()
+    for pos, (name, ann) in enumerate(zip(params, args)):
+        if not isinstance(ann, (Const, Duplicated, BatchDuplicated, Active)):
+            ann = Const(ann)
+        act = activity_name(ann)
+        value = ann.value
+
+        def fail(why, cls=ActivityError):
+            return cls(f"argument {pos} ('{name}'): {why}", argument=pos, param=name)
+
+        if backend.is_array(value):
+            dtype = str(value.dtype)
+            layout = "C" if _c_contiguous(value) else "A"
+            info = ArgInfo(pos, name, "array", dtype, value.ndim, layout, act, value)
+            if act == "active":
+                raise fail("Active applies to scalars only; pass an array as Duplicated(x, dx)")
+            if act != "const" and not np.issubdtype(np.dtype(dtype), np.floating):
+                raise fail(f"{dtype} arrays cannot be differentiated; mark '{name}' const")
+            if act in ("duplicated", "duplicated_no_need"):
+                info.shadows = (ann.shadow,)
+            elif act == "batch_duplicated":
+                info.shadows = tuple(ann.shadows)
+                info.width = len(info.shadows)
+            for k, sh in enumerate(info.shadows):
+                if not backend.is_array(sh) or tuple(sh.shape) != tuple(value.shape) or str(sh.dtype) != dtype:
+                    got = f"{describe_type(sh)} {getattr(sh, 'shape', '')} {getattr(sh, 'dtype', '')}".strip()
+                    raise fail(f"shadow {k} must be a device array of shape {tuple(value.shape)} and dtype {dtype}; got {got}")
+        elif isinstance(value, _SCALAR_TYPES):
+            dtype = _scalar_dtype(value)
+            info = ArgInfo(pos, name, "scalar", dtype, 0, "", act, value)
+            floating = np.issubdtype(np.dtype(dtype), np.floating)
+            if act != "const" and not floating:
+                raise fail(f"{dtype} scalars cannot be differentiated; mark '{name}' const")
+            if act == "batch_duplicated" or act == "duplicated_no_need":
+                raise fail("a scalar is passed by value: use Active (or Duplicated in forward mode)")
+            if act == "duplicated":
+                if mode == "reverse":
+                    raise fail("a scalar passed by value has no cotangent to write back: use Active in reverse mode")
+                info.shadows = (ann.shadow,)
+            if act == "active":
+                tangent = ann.tangent
+                info.shadows = tuple(tangent) if isinstance(tangent, (tuple, list)) else (tangent,)
+        else:
+            raise KernelError(
+                f"passing non-bitstype argument: argument {pos} ('{name}') is of type {describe_type(value)}, "
+                "which is neither a device array nor a number", argument=pos, param=name)
+        if info.kind == "array" and info.activity != "const":
+            widths.add(info.width)
+        infos.append(info)
+    if len(widths) > 1:
+        raise ActivityError(f"differentiable arrays mix batch widths {sorted(widths)}: "
+                            "with BatchDuplicated every differentiable array needs the same number of shadows")
+    width = widths.pop() if widths else 1
+    for info in infos:
+        if info.kind == "scalar" and info.differentiable:
+            if len(info.shadows) == 1 and width > 1:
+                info.shadows = info.shadows * width
+            info.width = width
+    return infos
+
+
+def _c_contiguous(arr) -> bool:
+    flags = getattr(arr, "flags", None)
+    if flags is not None:
+        try:
+            return bool(flags["C_CONTIGUOUS"])
+        except (KeyError, TypeError):
+            return bool(getattr(flags, "c_contiguous", False))
+    return False
