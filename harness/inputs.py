@@ -1,0 +1,119 @@
+"""Build a case's argument values on the host, reproducibly from its seed.
+
+Knows the case records and numpy; knows nothing of numba or of the backends.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import CaseError
+from .model import ArgSpec, ArraySpec, KernelRef
+
+_modules: dict[str, Any] = {}
+
+
+def load_function(ref: KernelRef | str, root: Path):
+    """Import `kernels/file.py:name` from the project (by path, once per file)."""
+    if isinstance(ref, str):
+        path, _, name = ref.partition(":")
+        ref = KernelRef(path, name)
+    file = (root / ref.path).resolve()
+    if root.resolve() not in file.parents:
+        raise CaseError(f"kernel file {ref.path} is outside the project", key="kernel")
+    key = str(file)
+    if key not in _modules:
+        spec = importlib.util.spec_from_file_location(f"harness_kernels.{file.stem}", file)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _modules[key] = module
+    try:
+        return getattr(_modules[key], ref.function)
+    except AttributeError:
+        raise CaseError(f"{ref.path} has no function '{ref.function}'", key="kernel") from None
+
+
+def resolve_type(dotted: str):
+    module, _, attr = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def init_array(spec: ArraySpec, rng: np.random.Generator, shape=None) -> np.ndarray:
+    shape = tuple(spec.shape) if shape is None else shape
+    dtype = np.dtype(spec.dtype)
+    init = spec.init
+    if init == "zeros":
+        data = np.zeros(shape)
+    elif init == "ones":
+        data = np.ones(shape)
+    elif init == "arange":
+        data = np.arange(int(np.prod(shape))).reshape(shape)
+    elif init == "normal":
+        data = rng.standard_normal(shape)
+    elif isinstance(init, dict) and "uniform" in init:
+        lo, hi = init["uniform"]
+        data = rng.uniform(lo, hi, shape)
+    elif isinstance(init, dict) and "normal" in init:
+        mu, sigma = init["normal"]
+        data = rng.normal(mu, sigma, shape)
+    elif isinstance(init, dict) and "values" in init:
+        data = np.asarray(init["values"]).reshape(shape)
+    else:
+        raise CaseError(f"unknown array init {init!r}", key="init")
+    if dtype == np.bool_:
+        return (np.asarray(data) != 0) if init != "normal" else data > 0
+    return np.asarray(data).astype(dtype)
+
+
+def with_layout(spec: ArraySpec, rng: np.random.Generator) -> np.ndarray:
+    """The argument's values, as a view with the requested memory layout."""
+    layout = spec.layout or {}
+    shape = tuple(spec.shape)
+    if "transpose" in layout:
+        axes = tuple(layout["transpose"])
+        inverse = tuple(np.argsort(axes))
+        base = init_array(spec, rng, tuple(shape[a] for a in inverse))
+        return base.transpose(axes)
+    if "strides" in layout:
+        steps = tuple(int(s) for s in layout["strides"])        # in elements, per dimension
+        extent = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, steps))
+        base = init_array(ArraySpec((extent,), spec.dtype, spec.init), rng)
+        item = base.dtype.itemsize
+        return np.lib.stride_tricks.as_strided(base, shape, tuple(s * item for s in steps))
+    if "broadcast" in layout:
+        base = init_array(spec, rng, tuple(layout["broadcast"]))
+        return np.broadcast_to(base, shape)
+    if "offset" in layout:
+        k = int(layout["offset"])
+        flat = init_array(ArraySpec((int(np.prod(shape)) + k,), spec.dtype, spec.init), rng)
+        return flat[k:].reshape(shape)
+    return init_array(spec, rng)
+
+
+@dataclass
+class HostArg:
+    spec: ArgSpec
+    value: Any                        # numpy array, numpy scalar, type object or function
+
+
+def build_args(specs: tuple[ArgSpec, ...], seed: int, root: Path) -> list[HostArg]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for spec in specs:
+        if spec.kind == "array":
+            value = with_layout(spec.array, rng)
+        elif spec.kind == "scalar":
+            value = np.dtype(spec.dtype or "float64").type(spec.value)
+        elif spec.kind == "type":
+            value = resolve_type(spec.value)
+        elif spec.kind == "function":
+            value = load_function(spec.value, root)
+        else:
+            raise CaseError(f"unknown argument kind {spec.kind}", key=spec.name)
+        out.append(HostArg(spec, value))
+    return out

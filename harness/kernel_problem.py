@@ -1,0 +1,187 @@
+"""Adapt one kernel launch to the oracles' DiffProblem protocol.
+
+Every evaluation starts from fresh device copies of the host inputs, so no probe can see another's
+writes (snapshot and restore of every input around every probe).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
+from .engine.launch import Engine, LaunchConfig
+from .inputs import HostArg
+from .oracles.problem import StateVar
+
+_WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
+
+
+def same_layout(view: np.ndarray, values) -> np.ndarray:
+    """A fresh host array with `view`'s strides and offset, holding `values`."""
+    if view.flags.c_contiguous:
+        return np.array(values, dtype=view.dtype).reshape(view.shape)
+    base = view
+    while base.base is not None:
+        base = base.base
+    new_base = np.zeros_like(np.asarray(base))
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    flat = new_base.reshape(-1).view(np.uint8)[offset:].view(view.dtype)
+    out = np.lib.stride_tricks.as_strided(flat, view.shape, view.strides)
+    out[...] = values
+    return out
+
+
+def _float(dtype) -> bool:
+    return np.issubdtype(np.dtype(dtype), np.floating)
+
+
+class KernelProblem:
+    """F: initial differentiable state -> final differentiable state, for one launch."""
+
+    def __init__(self, engine: Engine, kernel, config: LaunchConfig, args: list[HostArg]):
+        self.engine, self.kernel, self.config, self.args = engine, kernel, config, args
+        self.backend = engine.backend
+        self.inputs = []
+        self.outputs = []
+        for a in args:
+            act = a.spec.activity
+            if act == "const":
+                continue
+            if a.spec.kind == "array":
+                shape = tuple(a.value.shape)
+                self.inputs.append(StateVar(a.spec.name, shape))
+                self.outputs.append(StateVar(a.spec.name, shape))
+            else:
+                self.inputs.append(StateVar(a.spec.name, ()))
+        floats = [np.dtype(a.value.dtype).name for a in args
+                  if a.spec.kind in ("array", "scalar") and _float(a.value.dtype)]
+        self.dtype = "float32" if floats and all(f == "float32" for f in floats) else "float64"
+        self.width = max([a.spec.width or 1 for a in args if a.spec.activity == "batch_duplicated"] + [1])
+        self.lane_error = 0.0            # batch lanes: max relative deviation from lane 0 x (j + 1)
+        self.primal_state_error = 0.0    # derivative launches' primal results vs the primal launch
+        self._primal_final = None
+        self.last_launch = None
+
+    # ------------------------------------------------------------------ helpers
+    def _device_values(self, overrides: dict | None = None, as_float64: bool = False) -> list:
+        values = []
+        for a in self.args:
+            v = a.value
+            if a.spec.kind == "array":
+                host = v
+                if overrides and a.spec.name in overrides:
+                    host = same_layout(v, np.asarray(overrides[a.spec.name]).astype(v.dtype))
+                if as_float64 and _float(v.dtype):
+                    host = host.astype(np.float64)     # the float64 reference of FD
+                v = self.backend.asarray(host)
+            elif a.spec.kind == "scalar":
+                if overrides and a.spec.name in overrides:
+                    v = np.dtype(v.dtype).type(float(overrides[a.spec.name]))
+                if as_float64 and _float(v.dtype):
+                    v = np.float64(v)
+            values.append(v)
+        return values
+
+    def _finals(self, values) -> dict:
+        return {a.spec.name: self.backend.to_host(v).astype(np.float64)
+                for a, v in zip(self.args, values) if a.spec.activity != "const" and a.spec.kind == "array"}
+
+    def _primal_final_values(self) -> dict:
+        if self._primal_final is None:
+            values = self._device_values()
+            self.engine.launch(self.kernel, self.config, *values, mode="primal")
+            self._primal_final = self._finals(values)
+        return self._primal_final
+
+    def _check_primal_state(self, values):
+        expected = self._primal_final_values()
+        got = self._finals(values)
+        for a in self.args:
+            name = a.spec.name
+            if a.spec.activity == "duplicated_no_need" or name not in expected:
+                continue
+            scale = max(1.0, float(np.max(np.abs(expected[name]), initial=0.0)))
+            err = float(np.max(np.abs(got[name] - expected[name]), initial=0.0)) / scale
+            self.primal_state_error = max(self.primal_state_error, err)
+
+    def _annotate(self, values, shadows: dict, mode: str) -> list:
+        """Wrap every value in its activity; shadows[name] is a list of per-lane host values."""
+        out = []
+        for a, v in zip(self.args, values):
+            act = a.spec.activity
+            name = a.spec.name
+            if act == "const":
+                out.append(Const(v))
+            elif a.spec.kind == "scalar":
+                lanes = [np.dtype(v.dtype).type(float(t)) for t in shadows[name]]
+                tangent = tuple(lanes) if self.width > 1 else lanes[0]
+                out.append(Active(v, tangent) if act == "active" or mode == "reverse" else Duplicated(v, tangent))
+            else:
+                dev = [self.backend.asarray(same_layout(a.value, np.asarray(s).astype(a.value.dtype)))
+                       for s in shadows[name]]
+                out.append(BatchDuplicated(v, tuple(dev)) if act == "batch_duplicated" else _WRAP[act](v, dev[0]))
+        return out
+
+    def _lanes(self, vec: dict, names) -> dict:
+        """Lane j gets (j + 1) times the direction: lanes must come out scaled the same way."""
+        return {n: [np.asarray(vec.get(n, 0.0), dtype=np.float64) * (j + 1) for j in range(self.width)]
+                for n in names}
+
+    def _record_lanes(self, lanes: list[dict]):
+        for j, lane in enumerate(lanes[1:], start=1):
+            for name, val in lane.items():
+                ref = lanes[0][name] * (j + 1)
+                scale = max(1e-30, float(np.max(np.abs(ref), initial=0.0)))
+                self.lane_error = max(self.lane_error, float(np.max(np.abs(val - ref), initial=0.0)) / scale)
+
+    # ------------------------------------------------------------------ protocol
+    def base_point(self) -> dict:
+        out = {}
+        for a in self.args:
+            if a.spec.activity == "const":
+                continue
+            out[a.spec.name] = np.array(a.value, dtype=np.float64)
+        return out
+
+    def primal64(self, state: dict) -> dict:
+        values = self._device_values(state, as_float64=True)
+        self.engine.launch(self.kernel, self.config, *values, mode="primal")
+        return self._finals(values)
+
+    def jvp(self, tangent: dict) -> dict:
+        values = self._device_values()
+        names = [v.name for v in self.inputs]
+        args = self._annotate(values, self._lanes(tangent, names), "forward")
+        self.last_launch = self.engine.launch(self.kernel, self.config, *args, mode="forward")
+        self._check_primal_state(values)
+        lanes = [{} for _ in range(self.width)]
+        for a, ann in zip(self.args, args):
+            if a.spec.activity != "const" and a.spec.kind == "array":
+                shadows = ann.shadows if isinstance(ann, BatchDuplicated) else (ann.shadow,)
+                for j, s in enumerate(shadows):
+                    lanes[j][a.spec.name] = self.backend.to_host(s).astype(np.float64)
+        self._record_lanes(lanes)
+        return lanes[0]
+
+    def vjp(self, cotangent: dict) -> dict:
+        values = self._device_values()
+        names = [v.name for v in self.inputs]
+        args = self._annotate(values, self._lanes(cotangent, names), "reverse")
+        result = self.engine.launch(self.kernel, self.config, *args, mode="reverse")
+        self.last_launch = result
+        self._check_primal_state(values)
+        lanes = [{} for _ in range(self.width)]
+        for a, ann in zip(self.args, args):
+            if a.spec.activity == "const":
+                continue
+            name = a.spec.name
+            if a.spec.kind == "array":
+                shadows = ann.shadows if isinstance(ann, BatchDuplicated) else (ann.shadow,)
+                for j, s in enumerate(shadows):
+                    lanes[j][name] = self.backend.to_host(s).astype(np.float64)
+            else:
+                adj = result.adjoints[name]
+                adj = adj if isinstance(adj, tuple) else (adj,)
+                for j in range(self.width):
+                    lanes[j][name] = np.float64(adj[j])
+        self._record_lanes(lanes)
+        return lanes[0]

@@ -1,0 +1,173 @@
+"""pytest plugin: every YAML case under cases/ becomes one test item per run.
+
+Item ids read `cases/foo.yaml::packed-reverse-float32`. Tags become markers. A malformed case file
+is a collection error for that file alone. Outcomes travel on test reports as plain data
+(user_properties), so with pytest-xdist only the controller writes the results file and the report.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+OUTCOME_KEY = "harness_outcome"
+_PASSING = ("PASS", "XFAIL", "UNSUPPORTED", "SKIP")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("harness", "GPU AD regression harness")
+    group.addoption("--backend", default=None, choices=("auto", "sim", "ptx", "cuda"),
+                    help="where kernels run: auto (cuda when a GPU is visible, else sim), sim, ptx, cuda "
+                         "[env HARNESS_BACKEND]")
+    group.addoption("--results", default="reports/results.jsonl",
+                    help="JSON-lines results file written as runs finish (default %(default)s)")
+    group.addoption("--html", default="reports/index.html",
+                    help="HTML report written at the end of the session ('' to skip; default %(default)s)")
+
+
+def _is_controller(config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    from .backends import prepare_environment, resolve
+    name = resolve(config.getoption("backend"))
+    config.harness_backend = name
+    os.environ["HARNESS_BACKEND"] = name       # xdist workers inherit the choice
+    prepare_environment(name)                  # before anything imports numba
+    config.addinivalue_line("markers", "harness_case: a run of a YAML case")
+    config.harness_writer = None
+
+
+def _case_dir(path: Path) -> bool:
+    return path.suffix in (".yaml", ".yml") and "cases" in path.parts
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if _case_dir(file_path):
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        from .cases import expand_runs, load_case_file
+        root = Path(self.config.rootpath)
+        for case in load_case_file(self.path, root):
+            for run in expand_runs(case, self.config.harness_backend):
+                item = RunItem.from_parent(self, name=run.name, run=run)
+                for tag in case.tags:
+                    marker = tag.replace("-", "_")
+                    self.config.addinivalue_line("markers", f"{marker}: case tag '{tag}'")
+                    item.add_marker(marker)
+                item.add_marker("harness_case")
+                yield item
+
+    def repr_failure(self, excinfo):
+        from .errors import CaseError
+        if isinstance(excinfo.value, CaseError):
+            return f"malformed case file: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+class RunFailure(Exception):
+    def __init__(self, outcome):
+        self.outcome = outcome
+        super().__init__(outcome.message)
+
+
+_runner = None
+
+
+def _get_runner(config):
+    global _runner
+    if _runner is None:
+        from .runner import Runner
+        _runner = Runner(Path(config.rootpath), config.harness_backend)
+    return _runner
+
+
+class RunItem(pytest.Item):
+    def __init__(self, *, run, **kw):
+        super().__init__(**kw)
+        self.run = run
+
+    def runtest(self):
+        outcome = _get_runner(self.config).execute(self.run)
+        self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
+        if outcome.state == "XFAIL":
+            pytest.xfail(outcome.message)
+        if outcome.state == "XPASS" and not self.run.case.expect.strict:
+            return
+        if outcome.state not in _PASSING:
+            raise RunFailure(outcome)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, RunFailure):
+            from .explain import explain_outcome
+            return explain_outcome(excinfo.value.outcome)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, self.run.case.line - 1, f"{self.run.case.id} [{self.run.name}]"
+
+
+# ----------------------------------------------------------------------------- results and report
+
+def pytest_sessionstart(session):
+    config = session.config
+    if not _is_controller(config) or not config.getoption("results"):
+        return
+    from .results import ResultsWriter, collect_metadata
+    path = Path(config.getoption("results"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        path.unlink()                      # one results file per session; keep old ones as baselines
+    writer = ResultsWriter(path)
+    writer.write_meta(collect_metadata(config.harness_backend))
+    config.harness_writer = writer
+
+
+def pytest_runtest_logreport(report):
+    if report.when != "call" and not (report.when == "setup" and report.failed):
+        return
+    for key, value in getattr(report, "user_properties", []):
+        if key == OUTCOME_KEY:
+            writer = _writer_of(report)
+            if writer is not None:
+                writer.append(value)
+
+
+_session_config = None
+
+
+def _writer_of(report):
+    return getattr(_session_config, "harness_writer", None) if _session_config else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    global _session_config
+    _session_config = session.config
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    writer = getattr(config, "harness_writer", None)
+    html = config.getoption("html")
+    if not _is_controller(config) or writer is None or not html:
+        return
+    try:
+        from .report import build_report
+        summary = build_report([Path(config.getoption("results"))], Path(html))
+    except Exception as exc:              # a broken report must not hide the test results
+        summary = f"report not written: {type(exc).__name__}: {exc}"
+    config._harness_summary = summary
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    summary = getattr(config, "_harness_summary", None)
+    if summary:
+        terminalreporter.write_sep("-", "harness report")
+        terminalreporter.write_line(summary)

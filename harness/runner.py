@@ -1,0 +1,156 @@
+"""Execute one Run: build its arguments, launch through the engine, apply the oracles, and judge
+the result against the case's expectation. Always returns an Outcome; never raises for a bad run.
+"""
+from __future__ import annotations
+
+import re
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from .backends import get_backend
+from .cases.expand import apply_dtype
+from .engine.launch import Engine, EngineOptions, LaunchConfig
+from .errors import UnsupportedError
+from .inputs import HostArg, build_args, load_function
+from .kernel_problem import KernelProblem
+from .model import ErrorRecord, Expectation, OracleVerdict, Outcome, Run
+from .verdicts import check_jobs, check_ptx, judge
+
+FAILING = ("FAIL", "ZERO", "NONDET", "ERROR")
+
+
+def launch_config(case, args: list[HostArg]) -> LaunchConfig:
+    spec = case.launch
+    if spec.threads:
+        return LaunchConfig.threads(spec.threads if len(spec.threads) > 1 else spec.threads[0],
+                                    spec.block if spec.block else 128)
+    if spec.grid and spec.block:
+        return LaunchConfig.of(spec.grid, spec.block)
+    raise UnsupportedError(f"launch style '{spec.style}' needs threads or grid and block")
+
+
+def repro_command(run: Run) -> str:
+    return f"pytest '{run.run_id}' --backend {run.backend}"
+
+
+class Runner:
+    def __init__(self, root: Path, backend_name: str | None = None):
+        self.root = Path(root)
+        self.backend = get_backend(backend_name)
+        self._engines: dict[tuple, Engine] = {}
+
+    def engine(self, options: dict) -> Engine:
+        key = tuple(sorted(options.items()))
+        if key not in self._engines:
+            self._engines[key] = Engine(self.backend, EngineOptions.from_dict(options))
+        return self._engines[key]
+
+    def execute(self, run: Run) -> Outcome:
+        case = run.case
+        started = time.time()
+        outcome = Outcome(
+            run_id=run.run_id, case_id=case.id, source=case.source, variant=case.variant, mode=run.mode,
+            dtype=run.dtype, backend=self.backend.name, state="PASS", expect=case.expect.kind,
+            title=case.title, tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
+            repro=repro_command(run), started=started)
+        verdicts: list[OracleVerdict] = []
+        error = None
+        try:
+            verdicts = self._execute(run, outcome)
+        except Exception as exc:            # every failure of a run is that run's result alone
+            error = exc
+            outcome.error = ErrorRecord(type(exc).__name__, str(exc), traceback=traceback.format_exc(limit=8))
+        outcome.oracles = verdicts
+        outcome.state, outcome.message = judge(case.expect, verdicts, error)
+        outcome.duration = time.time() - started
+        return outcome
+
+    # ------------------------------------------------------------------ internals
+    def _execute(self, run: Run, outcome: Outcome) -> list[OracleVerdict]:
+        case = run.case
+        t0 = time.time()
+        specs = apply_dtype(case, run.dtype)
+        kernel = load_function(case.kernel, self.root)
+        args = build_args(specs, case.seed, self.root)
+        outcome.args = [{"name": a.spec.name, "kind": a.spec.kind, "activity": a.spec.activity,
+                         "shape": list(np.shape(a.value)) if a.spec.kind == "array" else [],
+                         "dtype": str(getattr(a.value, "dtype", a.spec.dtype or ""))} for a in args]
+        config = launch_config(case, args)
+        engine = self.engine(case.engine)
+        outcome.timings["setup_s"] = time.time() - t0
+        verdicts: list[OracleVerdict] = []
+
+        if not self.backend.can_launch:                  # ptx tier: compile every kernel, check facts
+            t0 = time.time()
+            values = [a.value for a in args]
+            plans = [engine.prepare(kernel, config, values, "primal")[0]]
+            if run.mode != "primal":
+                problem = KernelProblem(engine, kernel, config, args)
+                annotated = problem._annotate(values, problem._lanes({}, [v.name for v in problem.inputs]),
+                                              run.mode)
+                plans.append(engine.prepare(kernel, config, annotated, run.mode)[0])
+            from .backends.ptx import ptx_facts
+            for plan in plans:
+                outcome.ptx[f"{plan.job.function}__{plan.mode}"] = ptx_facts(plan.ptx)
+                if plan.source_path:
+                    outcome.sources[plan.mode] = plan.source_path
+            outcome.jobs = [p.job.record() for p in plans]
+            outcome.timings["compile_s"] = time.time() - t0
+            verdicts.append(check_ptx(case.ptx, run.mode, outcome.ptx, kernel_name=plans[-1].job.function))
+            if case.jobs:
+                verdicts.append(check_jobs(case.jobs, outcome.jobs))
+            return verdicts
+
+        if run.mode == "primal":
+            t0 = time.time()
+            result = engine.launch(kernel, config, *[self.backend.asarray(a.value) if a.spec.kind == "array"
+                                                     else a.value for a in args], mode="primal")
+            self.backend.synchronize()
+            outcome.jobs = [j.record() for j in result.jobs]
+            outcome.timings["run_s"] = time.time() - t0
+            verdicts.append(OracleVerdict("launch", "pass", "primal launch completed"))
+        else:
+            from .oracles import run_gradient_oracles
+            problem = KernelProblem(engine, kernel, config, args)
+            t0 = time.time()
+            fd = case.check.fd
+            rng = np.random.default_rng(case.seed + 1)
+            verdicts += run_gradient_oracles(
+                problem, run.mode, directions=fd.directions if fd else 1,
+                rtol=fd.rtol if fd else None, atol=fd.atol if fd else None,
+                dot=case.check.dot, zero_guard=case.check.zero_guard, rng=rng)
+            outcome.timings["oracles_s"] = time.time() - t0
+            if problem.last_launch is not None:
+                plan = problem.last_launch.plan
+                outcome.jobs = [j.record() for j in problem.last_launch.jobs]
+                if plan.source_path:
+                    outcome.sources[run.mode] = plan.source_path
+            verdicts.append(_primal_state_verdict(problem))
+            if problem.width > 1:
+                verdicts.append(_lane_verdict(problem))
+        if case.jobs:
+            verdicts.append(check_jobs(case.jobs, outcome.jobs))
+        return verdicts
+
+
+def _primal_state_verdict(problem: KernelProblem) -> OracleVerdict:
+    tol = 1e-5 if problem.dtype == "float32" else 1e-12
+    err = problem.primal_state_error
+    ok = err <= tol
+    return OracleVerdict("primal-state", "pass" if ok else "fail",
+                         "derivative launches leave the primal arrays as a primal launch does" if ok else
+                         f"derivative launch left primal arrays differing from a primal launch (rel err {err:.3g})",
+                         metrics={"max_rel_err": err})
+
+
+def _lane_verdict(problem: KernelProblem) -> OracleVerdict:
+    tol = 1e-5 if problem.dtype == "float32" else 1e-12
+    err = problem.lane_error
+    ok = err <= tol
+    return OracleVerdict("batch-lanes", "pass" if ok else "fail",
+                         f"{problem.width} shadow lanes agree with separate directions" if ok else
+                         f"batch lanes disagree with lane 0 scaled (rel err {err:.3g})",
+                         metrics={"max_rel_err": err, "width": problem.width})
