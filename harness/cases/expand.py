@@ -1,0 +1,41 @@
+"""Turn a loaded Case into Runs, and recast its arguments to a run's dtype.
+
+A case declares its modes and dtypes; every combination is one Run (the variant is already
+applied to the Case, and the backend comes from the session). Kept apart from the loader because
+it is pure data shuffling that the runner, the pytest plugin and the CLI all share.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.model import FLOAT_DTYPES, ArgSpec, Case, Run
+
+# Declared float dtypes that a run's dtype replaces. float16 is included so a half-precision
+# argument follows the run's dtype like any other float; complex, integer and bool arguments keep
+# their declared dtype (recasting them would change what the kernel computes, not its precision).
+RECAST_DTYPES = ("float16", "float32", "float64")
+
+
+def expand_runs(case: Case, backend: str) -> list[Run]:
+    """One Run per mode x dtype, ordered by the case's modes, then its dtypes."""
+    return [Run(case=case, mode=mode, dtype=dtype, backend=backend)
+            for mode in case.modes for dtype in case.dtypes]
+
+
+def apply_dtype(case: Case, dtype: str | None) -> tuple[ArgSpec, ...]:
+    """The case's arguments with every float array and float scalar recast to `dtype`.
+
+    None (the default `dtypes`) means "as declared" and returns the arguments unchanged."""
+    if dtype is None:
+        return case.args
+    if dtype not in FLOAT_DTYPES:
+        raise ValueError(f"a run dtype is one of {', '.join(FLOAT_DTYPES)} or None, not {dtype!r}")
+    return tuple(_recast(arg, dtype) for arg in case.args)
+
+
+def _recast(arg: ArgSpec, dtype: str) -> ArgSpec:
+    if arg.kind == "array" and arg.array is not None and arg.array.dtype in RECAST_DTYPES:
+        return replace(arg, array=replace(arg.array, dtype=dtype))
+    if arg.kind == "scalar" and arg.dtype in RECAST_DTYPES:
+        return replace(arg, dtype=dtype)
+    return arg

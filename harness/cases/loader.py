@@ -1,0 +1,708 @@
+"""Load one YAML case file into validated `Case` records.
+
+Three passes, each with its own kind of mistake to catch:
+
+1. YAML -> mappings and lists that remember the line of every key and item (`_CaseYAMLLoader`),
+   so that every later error can name a line. Duplicate keys are errors here.
+2. JSON Schema (`schema.json`, the single definition of the format) -> structural errors, turned
+   into one human sentence each.
+3. What a schema cannot say: kernel references resolved on disk (parsed with `ast`, never
+   imported), argument names against the kernel's parameters, activity rules, value counts
+   against shapes, layouts against shapes, regexes that compile.
+
+Every failure is a `CaseError` naming the project-relative file, the line and the dotted key.
+This module knows nothing of numba or numpy.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import functools
+import json
+import math
+import os
+import posixpath
+import re
+from dataclasses import dataclass, replace
+from importlib import resources
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from harness.errors import CaseError
+from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
+                           LaunchSpec)
+
+ARG_KINDS = ("array", "scalar", "type", "function")
+DIFFERENTIABLE_ARRAY_ACTIVITIES = ("duplicated", "duplicated_no_need", "batch_duplicated")
+INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint32", "uint64")
+
+KeyPath = tuple  # a path into the document: str keys and int list indices
+
+
+# ============================================================================ 1. YAML with lines
+
+class _LineDict(dict):
+    """A YAML mapping that remembers where it starts and where each of its keys is."""
+
+    def __init__(self, line: int = 1):
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[str, int] = {}
+
+
+class _LineList(list):
+    """A YAML sequence that remembers where it starts and where each of its items is."""
+
+    def __init__(self, line: int = 1):
+        super().__init__()
+        self.line = line
+        self.item_lines: list[int] = []
+
+
+class _KeyProblem(yaml.constructor.ConstructorError):
+    """A mapping-key mistake found while constructing (carries the key path so far)."""
+
+    def __init__(self, problem: str, mark, key_path: list):
+        super().__init__(None, None, problem, mark)
+        self.key_path = tuple(key_path)
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+# YAML 1.2 core-schema scalars instead of PyYAML's YAML 1.1 ones: `2e-3` is a float (1.1 reads it
+# as a string, and DESIGN's own example writes tolerances that way), `010` is ten, `on`/`no` are
+# strings (a tag named `no` must not turn into False), dates stay strings. Only JSON types remain.
+_IMPLICIT_SCALARS = (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("tag:yaml.org,2002:float",
+     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:merge", r"^(?:<<)$", ["<"]),
+)
+
+
+class _CaseYAMLLoader(yaml.SafeLoader):
+    """SafeLoader that records lines, rejects duplicate and non-string keys, and reads YAML 1.2
+    core scalars. Safe: constructs only plain data, never Python objects."""
+
+    yaml_implicit_resolvers: dict = {}   # own table (filled below), not SafeLoader's 1.1 one
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.key_path: list = []         # where construction is, for duplicate-key messages
+
+    def construct_line_mapping(self, node):
+        mapping = _LineDict(node.start_mark.line + 1)
+        yield mapping
+        # Keys brought in by `<<: *anchor` may be overridden by the mapping's own keys (that is
+        # what merge keys are for); only the mapping's own keys must be unique.
+        own_count = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
+        self.flatten_mapping(node)
+        first_own = len(node.value) - own_count
+        own_lines: dict[str, int] = {}
+        for index, (key_node, value_node) in enumerate(node.value):
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if not isinstance(key, str):
+                raise _KeyProblem(f"keys must be text; quote {key_node.value!r}",
+                                  key_node.start_mark, self.key_path)
+            if index >= first_own:
+                if key in own_lines:
+                    raise _KeyProblem(f"duplicate key '{key}' (first given on line "
+                                      f"{own_lines[key]})", key_node.start_mark,
+                                      self.key_path + [key])
+                own_lines[key] = line
+            self.key_path.append(key)
+            mapping[key] = self.construct_object(value_node, deep=True)
+            self.key_path.pop()
+            mapping.key_lines[key] = line
+
+    def construct_line_sequence(self, node):
+        sequence = _LineList(node.start_mark.line + 1)
+        yield sequence
+        for index, item_node in enumerate(node.value):
+            self.key_path.append(index)
+            sequence.append(self.construct_object(item_node, deep=True))
+            self.key_path.pop()
+            sequence.item_lines.append(item_node.start_mark.line + 1)
+
+    def construct_core_int(self, node):
+        text = self.construct_scalar(node)
+        sign = -1 if text.startswith("-") else 1
+        digits = text.lstrip("+-")
+        return sign * int(digits, 0 if digits[:2] in ("0x", "0o") else 10)
+
+
+for _tag, _pattern, _first in _IMPLICIT_SCALARS:
+    _CaseYAMLLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+_CaseYAMLLoader.add_constructor("tag:yaml.org,2002:map", _CaseYAMLLoader.construct_line_mapping)
+_CaseYAMLLoader.add_constructor("tag:yaml.org,2002:seq", _CaseYAMLLoader.construct_line_sequence)
+_CaseYAMLLoader.add_constructor("tag:yaml.org,2002:int", _CaseYAMLLoader.construct_core_int)
+
+
+def _read_yaml(path: Path, source: str) -> _LineDict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CaseError(f"cannot read the case file: {exc}", file=source) from None
+    try:
+        document = yaml.load(text, Loader=_CaseYAMLLoader)   # one document only
+    except _KeyProblem as exc:
+        raise CaseError(exc.problem, file=source, line=exc.problem_mark.line + 1,
+                        key=_dotted(exc.key_path) or None) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = f"invalid YAML: {exc.problem or exc.context}"
+        if exc.context and exc.problem:
+            context_line = f", line {exc.context_mark.line + 1}" if exc.context_mark else ""
+            message += f" ({exc.context}{context_line})"
+        raise CaseError(message, file=source, line=mark.line + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise CaseError(f"YAML error: {exc}", file=source) from None
+    if document is None:
+        raise CaseError("the case file is empty", file=source, line=1)
+    if not isinstance(document, _LineDict):
+        raise CaseError(f"a case file is a mapping of keys (id, kernel, args, ...), not "
+                        f"{_json_type(document)}", file=source, line=1)
+    return document
+
+
+# ============================================================================ key paths and lines
+
+def _dotted(path: KeyPath) -> str:
+    """('args', 'x', 'activity') -> 'args.x.activity'; list indices as [i]."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def _line_of(document: Any, path: KeyPath) -> int | None:
+    """Line of the deepest key or item along `path` that the document knows."""
+    line = getattr(document, "line", None)
+    node = document
+    for step in path:
+        if isinstance(node, _LineDict) and step in node.key_lines:
+            line = node.key_lines[step]
+        elif isinstance(node, _LineList) and isinstance(step, int) and step < len(node.item_lines):
+            line = node.item_lines[step]
+        else:
+            break
+        node = node[step]
+    return line
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Where errors go: the case file, the (possibly merged) document, the variant if any."""
+    root: Path
+    source: str
+    document: _LineDict
+    variant: str | None = None
+    variant_line: int | None = None
+    overridden: frozenset = frozenset()
+
+    def fail(self, message: str, path: KeyPath = ()) -> NoReturn:
+        key, line = _dotted(path), _line_of(self.document, path)
+        if self.variant is not None:
+            if path and path[0] in self.overridden:
+                key = f"variants.{self.variant}.{key}"
+            else:
+                # The variant made a base key wrong (e.g. a new kernel vs the base's args): point
+                # at the variant, and say which base key broke.
+                where = f"key '{key}'" if key else "the case"
+                message = f"with variant '{self.variant}' applied, {where}: {message}"
+                key, line = f"variants.{self.variant}", self.variant_line
+        raise CaseError(message, file=self.source, line=line, key=key or None)
+
+
+# ============================================================================ 2. schema
+
+@functools.cache
+def case_schema() -> dict:
+    """The v1 case schema (harness/cases/schema.json)."""
+    text = resources.files("harness.cases").joinpath("schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(case_schema())
+
+
+def _validate(ctx: _Context, document: dict) -> None:
+    errors = list(_validator().iter_errors(document))
+    if not errors:
+        return
+    # Report the mistake a reader meets first in the file; on one line, the most specific one.
+    first = min(errors, key=lambda e: (_line_of(document, _blamed_path(e)) or 0, _rank(e)))
+    message, path = _describe(first)
+    ctx.fail(message, path)
+
+
+_RANKS = {"additionalProperties": 0, "propertyNames": 0, "required": 2,
+          "oneOf": 3, "anyOf": 3, "allOf": 3, "not": 3, "minProperties": 2, "maxProperties": 2}
+
+
+def _rank(error: ValidationError) -> int:
+    if "propertyNames" in error.absolute_schema_path:
+        return 0
+    return _RANKS.get(error.validator, 1)
+
+
+def _unknown_keys(error: ValidationError) -> list[str]:
+    known = error.schema.get("properties", {})
+    patterns = error.schema.get("patternProperties", {})
+    unknown = [k for k in error.instance
+               if k not in known and not any(re.search(p, k) for p in patterns)]
+    lines = getattr(error.instance, "key_lines", {})
+    return sorted(unknown, key=lambda k: lines.get(k, 0))
+
+
+def _blamed_path(error: ValidationError) -> KeyPath:
+    path = tuple(error.absolute_path)
+    if "propertyNames" in error.absolute_schema_path:
+        return path + (error.instance,)        # the offending name itself
+    if error.validator == "additionalProperties":
+        unknown = _unknown_keys(error)
+        return path + (unknown[0],) if unknown else path
+    return path
+
+
+def _describe(error: ValidationError) -> tuple[str, KeyPath]:
+    """One human sentence for a schema error, and the key path it is about."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    hint = schema.get("x-messages", {}).get(error.validator)
+    path = _blamed_path(error)
+    kind, value, instance = error.validator, error.validator_value, error.instance
+
+    if "propertyNames" in error.absolute_schema_path:
+        return f"bad name {instance!r}: {hint or error.message}", path
+    if kind == "additionalProperties":
+        allowed = list(schema.get("properties", {}))
+        name = path[-1]
+        message = f"unknown key '{name}'"
+        if allowed:
+            message += f" (allowed: {', '.join(allowed)})"
+        close = difflib.get_close_matches(str(name), allowed, n=1)
+        if close:
+            message += f"; did you mean '{close[0]}'?"
+        if schema.get("x-hint"):
+            message += f"; {schema['x-hint']}"
+        return message, path
+    if hint:
+        return hint + _got(kind, instance), path
+    if kind == "required":
+        missing = next(k for k in value if k not in instance)
+        return f"missing required key '{missing}'", path + (missing,)
+    if kind == "enum":
+        options = [str(v) for v in value]
+        message = f"bad value {instance!r} (expected one of: {', '.join(options)})"
+        close = difflib.get_close_matches(str(instance), options, n=1)
+        return message + (f"; did you mean '{close[0]}'?" if close else ""), path
+    if kind == "const":
+        return f"bad value {instance!r} (expected {value!r})", path
+    if kind == "type":
+        wanted = value if isinstance(value, list) else [value]
+        return (f"expected {' or '.join(_JSON_TYPE_WORDS[t] for t in wanted)}, "
+                f"got {_json_type(instance)}"), path
+    if kind == "pattern":
+        return f"{instance!r} does not match the pattern {value}", path
+    if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        relation = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=",
+                    "exclusiveMaximum": "<"}[kind]
+        return f"must be {relation} {value} (got {instance!r})", path
+    if kind == "minItems":
+        return f"needs at least {value} item{'s' * (value != 1)} (got {len(instance)})", path
+    if kind == "maxItems":
+        return f"takes at most {value} item{'s' * (value != 1)} (got {len(instance)})", path
+    if kind == "uniqueItems":
+        return "repeats an item; each may appear once", path
+    if kind == "minLength":
+        return "must not be empty", path
+    if kind in ("oneOf", "anyOf") and error.context:
+        return _describe(best_match(error.context))
+    return error.message, path
+
+
+def _got(kind: str, instance: Any) -> str:
+    """What the reader wrote, appended to a schema hint where it helps."""
+    if kind in ("pattern", "enum", "const"):
+        return f" (got {instance!r})"
+    if kind == "type":
+        return f" (got {_json_type(instance)})"
+    if kind == "oneOf" and isinstance(instance, dict):
+        found = [k for k in ARG_KINDS if k in instance]
+        return f" (found {', '.join(found) if found else 'none'})"
+    if kind == "maxProperties" and isinstance(instance, dict):
+        return f" (got {', '.join(instance)})"
+    return ""
+
+
+_JSON_TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string",
+                    "integer": "an integer", "number": "a number", "boolean": "true or false",
+                    "null": "nothing"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    return f"a {type(value).__name__} ({value!r})"
+
+
+# ============================================================================ 3. semantic checks
+
+def _plain(value: Any) -> Any:
+    """Strip the line bookkeeping: records carry plain dicts and lists."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _dims(value: Any) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    return tuple(value) if isinstance(value, list) else (value,)
+
+
+@functools.lru_cache(maxsize=256)
+def _top_level_functions(path: str, mtime_ns: int, size: int) -> dict[str, tuple[str, ...]]:
+    """{name: parameter names} of every top-level `def` in a Python file (keyed by mtime so an
+    edited kernel is re-read). Parsing, not importing: loading a case must run no user code."""
+    tree = ast.parse(Path(path).read_bytes(), filename=path)
+    functions = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            functions[node.name] = tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
+    return functions
+
+
+def _resolve_function(ctx: _Context, reference: str, path: KeyPath,
+                      what: str = "kernel") -> tuple[KernelRef, tuple[str, ...]]:
+    """'kernels/x.py:f' -> (KernelRef, f's parameter names), checked inside the project root."""
+    file_part, _, name = reference.rpartition(":")
+    if file_part.startswith("/") or Path(file_part).is_absolute():
+        ctx.fail(f"{what} path '{file_part}' is absolute; give it relative to the project root",
+                 path)
+    relative = posixpath.normpath(file_part)
+    target = (ctx.root / relative).resolve()
+    if relative.startswith("../") or relative == ".." or not target.is_relative_to(ctx.root):
+        ctx.fail(f"{what} path '{file_part}' resolves outside the project root", path)
+    if not target.is_file():
+        ctx.fail(f"{what} file '{relative}' does not exist", path)
+    try:
+        stat = target.stat()
+        functions = _top_level_functions(str(target), stat.st_mtime_ns, stat.st_size)
+    except SyntaxError as exc:
+        ctx.fail(f"{what} file '{relative}' does not parse (line {exc.lineno}: {exc.msg})", path)
+    except (OSError, ValueError) as exc:
+        ctx.fail(f"cannot read {what} file '{relative}': {exc}", path)
+    if name not in functions:
+        close = difflib.get_close_matches(name, list(functions), n=1)
+        ctx.fail(f"no top-level function '{name}' in '{relative}'"
+                 + (f"; did you mean '{close[0]}'?" if close else ""), path)
+    return KernelRef(relative, name), functions[name]
+
+
+def _check_arg_names(ctx: _Context, args: dict, kernel: KernelRef,
+                     params: tuple[str, ...]) -> None:
+    signature = f"{kernel.function}({', '.join(params)})"
+    for position, (name, param) in enumerate(zip_longest(args, params)):
+        if name is None:
+            ctx.fail(f"missing argument '{param}' (position {position}); the kernel is "
+                     f"{signature}", ("args",))
+        if param is None:
+            ctx.fail(f"extra argument '{name}'; the kernel is {signature}", ("args", name))
+        if name != param:
+            order = " (list the arguments in the kernel's parameter order)" if name in params else ""
+            ctx.fail(f"argument {position} is '{name}' but the kernel's parameter {position} is "
+                     f"'{param}'{order}; the kernel is {signature}", ("args", name))
+
+
+def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
+    path = ("args", name)
+    kind = next(k for k in ARG_KINDS if k in raw)          # the schema allows exactly one
+    activity = raw.get("activity", "const")
+    width = raw.get("width")
+
+    if activity == "batch_duplicated" and width is None:
+        ctx.fail("activity 'batch_duplicated' needs 'width' (the number of shadows)",
+                 path + ("activity",))
+    if width is not None and activity != "batch_duplicated":
+        ctx.fail(f"'width' applies only to activity batch_duplicated (this argument is "
+                 f"{activity})", path + ("width",))
+    if activity == "active" and kind != "scalar":
+        instead = ("duplicated, duplicated_no_need or batch_duplicated" if kind == "array"
+                   else "const")
+        ctx.fail(f"activity 'active' is for scalar arguments only; use {instead} for this "
+                 f"{kind} argument", path + ("activity",))
+    if kind in ("type", "function") and activity != "const":
+        ctx.fail(f"a {kind} argument is always const (got activity '{activity}')",
+                 path + ("activity",))
+    # An integer or bool array marked duplicated is deliberately allowed: it is a legitimate
+    # expected-error case, and the engine reports it as an ActivityError.
+
+    array = value = dtype = shadow = None
+    if kind == "array":
+        array = _build_array(ctx, raw["array"], path + ("array",))
+    elif kind == "scalar":
+        value, dtype = _scalar_value(ctx, raw["scalar"], path + ("scalar",))
+    elif kind == "type":
+        value = raw["type"]
+    else:
+        ref, _ = _resolve_function(ctx, raw["function"], path + ("function",), what="function")
+        value = str(ref)
+
+    if "shadow" in raw:
+        if kind != "array" or activity not in DIFFERENTIABLE_ARRAY_ACTIVITIES:
+            ctx.fail(f"'shadow' needs an array argument with activity duplicated, "
+                     f"duplicated_no_need or batch_duplicated (this one is a {kind}, {activity})",
+                     path + ("shadow",))
+        # A batch's shadows may be given once (reused for each) or all at once (width x shape).
+        shapes = [array.shape] + ([(width,) + array.shape] if width else [])
+        shadow = {"init": _build_init(ctx, raw["shadow"]["init"], shapes,
+                                      path + ("shadow", "init"))}
+
+    return ArgSpec(name=name, kind=kind, activity=activity, array=array, value=value, dtype=dtype,
+                   width=width, shadow=shadow, line=_line_of(ctx.document, path))
+
+
+def _scalar_value(ctx: _Context, raw: dict, path: KeyPath) -> tuple[Any, str]:
+    value = raw["value"]
+    default = "bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float64"
+    dtype = raw.get("dtype", default)
+    if dtype == "bool" and not isinstance(value, bool):
+        ctx.fail(f"a bool scalar takes true or false (got {value!r})", path + ("value",))
+    if dtype in INTEGER_DTYPES:
+        if isinstance(value, float) and not value.is_integer():
+            ctx.fail(f"{dtype} scalar cannot hold {value!r}", path + ("value",))
+        if dtype.startswith("uint") and value < 0:
+            ctx.fail(f"{dtype} scalar cannot hold a negative value ({value!r})", path + ("value",))
+    return value, dtype
+
+
+def _build_array(ctx: _Context, raw: dict, path: KeyPath) -> ArraySpec:
+    shape = _dims(raw["shape"])                             # always what the kernel sees
+    layout = _build_layout(ctx, raw.get("layout"), shape, path + ("layout",))
+    # A broadcast view repeats a smaller stored array; explicit values can only describe that.
+    stored = layout["broadcast"] if layout and "broadcast" in layout else shape
+    init = _build_init(ctx, raw.get("init", "zeros"), [stored], path + ("init",))
+    return ArraySpec(shape=shape, dtype=raw["dtype"], init=init, layout=layout)
+
+
+def _build_init(ctx: _Context, raw: Any, shapes: list[tuple[int, ...]], path: KeyPath) -> Any:
+    """Check an init against the shape(s) it may fill; return it as plain data."""
+    if isinstance(raw, str):
+        return raw
+    (how, spec), = raw.items()                              # the schema allows exactly one
+    if how == "uniform" and spec[0] > spec[1]:
+        ctx.fail(f"uniform bounds are reversed: [{spec[0]}, {spec[1]}]", path + (how,))
+    if how == "normal" and spec[1] < 0:
+        ctx.fail(f"normal sigma must be >= 0 (got {spec[1]})", path + (how,))
+    if how == "values":
+        problems = [_values_problem(spec, shape) for shape in shapes]
+        if all(problems):                                   # fits none of the allowed shapes
+            ctx.fail(problems[0], path + (how,))
+    return {how: _plain(spec)}
+
+
+def _values_problem(values: list, shape: tuple[int, ...]) -> str:
+    """'' when `values` fills `shape`: either a flat list of prod(shape) numbers (row-major) or
+    nested lists of exactly that shape."""
+    needed = math.prod(shape)
+    if not any(isinstance(v, list) for v in values):
+        if len(values) != needed:
+            return (f"values hold {len(values)} element{'s' * (len(values) != 1)} but shape "
+                    f"{list(shape)} needs {needed}")
+        return ""
+    nested = _nested_shape(values)
+    if nested is None:
+        return "values are ragged (nested lists of different lengths or depths)"
+    if nested != shape:
+        return f"values have shape {list(nested)} but the array's shape is {list(shape)}"
+    return ""
+
+
+def _nested_shape(values: Any) -> tuple[int, ...] | None:
+    if not isinstance(values, list):
+        return ()
+    inner = {_nested_shape(v) for v in values}
+    if len(inner) > 1 or None in inner:
+        return None
+    return (len(values),) + (inner.pop() if inner else ())
+
+
+def _build_layout(ctx: _Context, raw: dict | None, shape: tuple[int, ...],
+                  path: KeyPath) -> dict | None:
+    if raw is None:
+        return None
+    (how, spec), = raw.items()                              # the schema allows exactly one
+    where = path + (how,)
+    if how == "strides" and len(spec) != len(shape):
+        ctx.fail(f"strides need one entry per dimension: {len(spec)} given, shape "
+                 f"{list(shape)} has {len(shape)}", where)
+    if how == "transpose" and sorted(spec) != list(range(len(shape))):
+        ctx.fail(f"transpose must be a permutation of the axes 0..{len(shape) - 1} "
+                 f"(got {list(spec)})", where)
+    if how == "broadcast":
+        # The stored array `spec` is broadcast to `shape` by numpy's rule: from the last axis,
+        # sizes are equal or the stored size is 1.
+        fits = len(spec) <= len(shape) and all(
+            b in (1, s) for b, s in zip(reversed(spec), reversed(shape)))
+        if not fits:
+            ctx.fail(f"a stored shape {list(spec)} cannot be broadcast to the array's shape "
+                     f"{list(shape)}", where)
+    return {how: tuple(spec) if isinstance(spec, list) else spec}
+
+
+def _build_launch(ctx: _Context, raw: dict | None) -> LaunchSpec:
+    raw = raw or {}
+    style = raw.get("style", "kernel")
+    grid, block, threads = (_dims(raw.get(k)) for k in ("grid", "block", "threads"))
+    if threads is not None and grid is not None:
+        ctx.fail("give either threads (with an optional block size) or grid and block, not both",
+                 ("launch", "threads"))
+    if threads is None and (grid is None) != (block is None):
+        given, missing = ("grid", "block") if block is None else ("block", "grid")
+        ctx.fail(f"launch gives {given} without {missing}; give both, or threads",
+                 ("launch", given))
+    if style == "kernel" and threads is None and grid is None:
+        ctx.fail("a kernel-style launch needs {threads: N} or {grid: G, block: B}", ("launch",))
+    return LaunchSpec(style=style, grid=grid, block=block, threads=threads)
+
+
+def _check_regex(ctx: _Context, pattern: str | None, path: KeyPath) -> str | None:
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            ctx.fail(f"'match' is not a valid regular expression: {exc}", path)
+    return pattern
+
+
+def _build_check(ctx: _Context, raw: dict | None, arg_names: tuple[str, ...]) -> CheckSpec:
+    raw = raw or {}
+    fd_raw = raw.get("fd", True)
+    fd = None
+    if fd_raw is not False:
+        fd_raw = {} if fd_raw is True else fd_raw
+        fd = FDSpec(directions=fd_raw.get("directions", FDSpec.directions),
+                    rtol=_as_float(fd_raw.get("rtol")), atol=_as_float(fd_raw.get("atol")))
+    nested = None
+    if "nested" in raw:
+        nested = _build_nested(ctx, raw["nested"], arg_names)
+    sweep = raw.get("block_sweep")
+    return CheckSpec(fd=fd, dot=raw.get("dot", True), repeat=raw.get("repeat", 1),
+                     zero_guard=raw.get("zero_guard", True), nested=nested,
+                     activities=raw.get("activities"),
+                     block_sweep=tuple(sweep) if sweep is not None else None)
+
+
+def _as_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _build_nested(ctx: _Context, raw: dict, arg_names: tuple[str, ...]) -> dict:
+    path = ("check", "nested")
+    ref, _ = _resolve_function(ctx, raw["function"], path + ("function",), what="nested function")
+    for name, spec in raw.get("args", {}).items():
+        for role, arg in (("argument", name), ("shadow", spec["shadow"])):
+            if arg not in arg_names:
+                where = path + ("args", name) + (("shadow",) if role == "shadow" else ())
+                ctx.fail(f"nested {role} '{arg}' is not one of the case's arguments "
+                         f"({', '.join(arg_names)})", where)
+    return {"function": str(ref), "mode": raw["mode"], "args": _plain(raw.get("args", {}))}
+
+
+def _build_expect(ctx: _Context, raw: Any) -> Expectation:
+    if isinstance(raw, str):                                # 'pass' or 'unsupported'
+        return Expectation(kind=raw)
+    (kind, body), = raw.items()                             # the schema allows exactly one
+    match = _check_regex(ctx, body.get("match"), ("expect", kind, "match"))
+    if kind == "error":
+        return Expectation(kind="error", error_type=body["type"], match=match,
+                           argument=body.get("argument"), param=body.get("param"))
+    if kind == "xfail":
+        return Expectation(kind="xfail", reason=body["reason"], link=body.get("link"),
+                           strict=body.get("strict", True))
+    return Expectation(kind="unsupported", match=match)
+
+
+def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
+                variant_names: tuple[str, ...] = ()) -> Case:
+    doc = ctx.document
+    kernel, params = _resolve_function(ctx, doc["kernel"], ("kernel",))
+    _check_arg_names(ctx, doc["args"], kernel, params)
+    args = tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items())
+    return Case(
+        id=doc["id"], source=ctx.source, kernel=kernel, args=args,
+        title=doc.get("title", ""), description=doc.get("description", ""),
+        links=tuple(doc.get("links", ())), tags=tuple(doc.get("tags", ())),
+        launch=_build_launch(ctx, doc.get("launch")),
+        modes=tuple(doc.get("modes", Case.modes)),
+        dtypes=tuple(doc["dtypes"]) if "dtypes" in doc else Case.dtypes,
+        seed=doc.get("seed", 0),
+        check=_build_check(ctx, doc.get("check"), tuple(doc["args"])),
+        expect=_build_expect(ctx, doc.get("expect", "pass")),
+        engine=_plain(doc.get("engine", {})),
+        jobs=tuple(_plain(job) for job in doc.get("jobs", ())),
+        ptx=_plain(doc.get("ptx", {})),
+        variant=variant, variant_names=variant_names, line=line)
+
+
+# ============================================================================ entry point
+
+def _project_relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()                              # outside the project: say it as given
+
+
+def _merged(base: _LineDict, overrides: _LineDict) -> _LineDict:
+    """The base case with the variant's top-level keys replacing the base's (shallow)."""
+    merged = _LineDict(base.line)
+    for source in (base, overrides):
+        for key, value in source.items():
+            if key != "variants":
+                merged[key] = value
+                merged.key_lines[key] = source.key_lines[key]
+    return merged
+
+
+def load_case_file(path: str | os.PathLike, root: str | os.PathLike) -> list[Case]:
+    """Load one case file: the base case (variant=None, variant_names filled), then one Case per
+    variant in file order. Raises CaseError (file, line, dotted key) for any malformed case."""
+    path, root = Path(path), Path(root).resolve()
+    source = _project_relative(path, root)
+    document = _read_yaml(path, source)
+    ctx = _Context(root=root, source=source, document=document)
+    _validate(ctx, document)
+
+    variants = document.get("variants", {})
+    cases = [_build_case(ctx, variant_names=tuple(variants))]
+    for name, overrides in variants.items():
+        variant_line = document["variants"].key_lines[name]
+        variant_ctx = replace(ctx, document=_merged(document, overrides), variant=name,
+                              variant_line=variant_line, overridden=frozenset(overrides))
+        _validate(variant_ctx, variant_ctx.document)      # the merged mapping is a full case
+        cases.append(_build_case(variant_ctx, variant=name, line=variant_line))
+    return cases
