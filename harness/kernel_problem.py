@@ -18,7 +18,7 @@ _WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
 def same_layout(view: np.ndarray, values) -> np.ndarray:
     """A fresh host array with `view`'s strides and offset, holding `values`."""
     if view.flags.c_contiguous:
-        return np.array(values, dtype=view.dtype).reshape(view.shape)
+        return np.array(np.broadcast_to(values, view.shape), dtype=view.dtype)
     base = view
     while base.base is not None:
         base = base.base
@@ -132,6 +132,11 @@ class KernelProblem:
                 ref = lanes[0][name] * (j + 1)
                 scale = max(1e-30, float(np.max(np.abs(ref), initial=0.0)))
                 self.lane_error = max(self.lane_error, float(np.max(np.abs(val - ref), initial=0.0)) / scale)
+
+    def annotated(self, mode: str, values=None) -> list:
+        """The launch arguments of a derivative launch with zero shadows (for compile-only use)."""
+        values = values if values is not None else self._device_values()
+        return self._annotate(values, self._lanes({}, [v.name for v in self.inputs]), mode)
 
     # ------------------------------------------------------------------ protocol
     def base_point(self) -> dict:

@@ -89,9 +89,7 @@ class Runner:
             plans = [engine.prepare(kernel, config, values, "primal")[0]]
             if run.mode != "primal":
                 problem = KernelProblem(engine, kernel, config, args)
-                annotated = problem._annotate(values, problem._lanes({}, [v.name for v in problem.inputs]),
-                                              run.mode)
-                plans.append(engine.prepare(kernel, config, annotated, run.mode)[0])
+                plans.append(engine.prepare(kernel, config, problem.annotated(run.mode, values), run.mode)[0])
             from .backends.ptx import ptx_facts
             for plan in plans:
                 outcome.ptx[f"{plan.job.function}__{plan.mode}"] = ptx_facts(plan.ptx)

@@ -42,7 +42,9 @@ class CudaBackend(Backend):
                              opt=not config.debug, lineinfo=True)(pyfunc)
 
     def launch(self, compiled, grid, block, args):
-        compiled[grid, block](*args)
+        # numba's dispatcher does not type numpy scalars; the explicit signature casts plain ones
+        plain = [a.item() if isinstance(a, np.generic) else a for a in args]
+        compiled[grid, block](*plain)
 
     def synchronize(self):
         self.cp.cuda.runtime.deviceSynchronize()

@@ -266,7 +266,7 @@ class Emitter:
             self.line(f"{shadow}[{index_text(index)}] += {value}")
         else:
             idx = index_text(index)
-            idx = f"({idx},)" if len(index) == 1 else f"({idx})"
+            idx = idx if len(index) == 1 else f"({idx})"    # numba wants a bare index in 1-D
             self.line(f"cuda.atomic.add({shadow}, {idx}, {value})")
 
     def reverse(self, stmts):

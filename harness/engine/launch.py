@@ -50,7 +50,7 @@ class LaunchConfig:
         ndim = max(len(self.grid), len(self.block))
         g = self.grid + (1,) * (ndim - len(self.grid))
         b = self.block + (1,) * (ndim - len(self.block))
-        return LaunchShape(tuple(d for d in range(ndim) if g[d] * b[d] > 1) or (0,))
+        return LaunchShape(tuple(d for d in range(ndim) if g[d] * b[d] > 1))
 
 
 @dataclass

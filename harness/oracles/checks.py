@@ -1,0 +1,572 @@
+"""The gradient oracles: each compares an engine derivative with an independent reference and returns
+an `OracleVerdict` (DESIGN section 5: oracles 1, 2, 5 and 6; docs/oracles.md says why each rule is
+the way it is).
+
+    check_forward_fd   J v (forward mode)                    vs  finite differences of F along v
+    check_reverse_fd   <J^T w, v> (reverse mode)              vs  <w, J v> by finite differences
+    check_dot          <J_rev^T w, v>                         vs  <w, J_fwd v>   (no FD noise)
+    check_zero         all-zero or NaN/Inf gradient where finite differences are not: the ZERO state
+    localize           full Jacobian by FD vs by AD (small states only), worst entries
+    run_gradient_oracles  all of the above for one mode, with the FD refinements before a failure
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from harness.errors import UnsupportedError
+from harness.model import OracleVerdict, WorstEntry
+from harness.oracles.fd import (
+    CENTRAL_STEP, LARGE_STEP, base_state, central_difference, copy_values, make_cotangent,
+    make_directions, richardson, step_size,
+)
+from harness.oracles.problem import DiffProblem, StateVar, entry_names, unflatten
+from harness.oracles.tolerance import (
+    MAX_WORST, Comparison, Tolerance, compare_dots, compare_vectors, dot_scale, resolve_tolerance,
+)
+
+FD_FORWARD, FD_REVERSE, DOT, ZERO = "fd-forward", "fd-reverse", "dot", "zero"
+ZERO_MESSAGE = "gradient is all zero where finite differences are not"
+NONFINITE_MESSAGE = "gradient contains NaN/Inf at"
+
+Values = Mapping[str, np.ndarray]
+
+
+# ----------------------------------------------------------------------------- flat-state helpers
+
+def _size(var: StateVar) -> int:
+    return int(np.prod(var.shape)) if var.shape else 1
+
+
+def _flat(vars_: list[StateVar], values: Values | np.ndarray, what: str) -> np.ndarray:
+    """Flatten in state order. A missing name counts as zeros (an engine may omit a shadow it never
+    touched); a wrong size is an error, since silently reshaping would misalign every later entry."""
+    if not isinstance(values, Mapping):
+        flat = np.asarray(values, dtype=np.float64).reshape(-1)
+        expected = sum(_size(v) for v in vars_)
+        if flat.size != expected:
+            raise ValueError(f"{what}: got {flat.size} values, the state has {expected}")
+        return flat
+    parts = []
+    for v in vars_:
+        n = _size(v)
+        if values.get(v.name) is None:
+            parts.append(np.zeros(n))
+            continue
+        a = np.asarray(values[v.name], dtype=np.float64).reshape(-1)
+        if a.size != n:
+            raise ValueError(f"{what}: {v.name} has {a.size} values, expected {n} (shape {v.shape})")
+        parts.append(a)
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _blocks(vars_: list[StateVar]) -> list[tuple[int, int]]:
+    out, at = [], 0
+    for v in vars_:
+        out.append((at, at + _size(v)))
+        at += _size(v)
+    return out
+
+
+def _vars_of(values: Values) -> list[StateVar]:
+    return [StateVar(k, tuple(np.shape(v))) for k, v in values.items()]
+
+
+def _ad_jvp(problem: DiffProblem, v: Values) -> np.ndarray:
+    return _flat(problem.outputs, problem.jvp(copy_values(v)), "jvp result")   # shadows are written in place
+
+
+def _ad_vjp(problem: DiffProblem, w: Values) -> np.ndarray:
+    return _flat(problem.inputs, problem.vjp(copy_values(w)), "vjp result")
+
+
+def _skip_reason(problem: DiffProblem) -> str | None:
+    if not problem.inputs:
+        return "no differentiable inputs (every argument is const): nothing to differentiate"
+    if not problem.outputs:
+        return "no differentiable outputs: the launch's derivative is empty"
+    return None
+
+
+def _available(problem: DiffProblem, method: str) -> bool:
+    return callable(getattr(problem, method, None))
+
+
+def _g(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _e(x: float) -> str:
+    return f"{x:.3g}"
+
+
+# ----------------------------------------------------------------------------- the FD checks
+
+def _fd_nonfinite_verdict(name: str, ref: np.ndarray, names: list[str], label: str) -> OracleVerdict:
+    i = int(np.flatnonzero(~np.isfinite(ref))[0])
+    return OracleVerdict(name, "fail",
+                         f"finite-difference reference is not finite at {names[i]} ({label}): the primal is "
+                         f"not finite near the base point, so FD cannot judge the gradient",
+                         {"fd_nonfinite": True})
+
+
+def check_forward_fd(problem: DiffProblem, directions: Sequence[Values], fd_results: Sequence[Values],
+                     rtol: float | None = None, atol: float | None = None, *,
+                     ad_results: Sequence[Values | np.ndarray] | None = None) -> OracleVerdict:
+    """J v from problem.jvp against the FD estimate of J v, entry by entry, for every direction.
+    `ad_results` (J v per direction) skips the jvp launches when the caller already has them."""
+    reason = _skip_reason(problem)
+    if reason:
+        return OracleVerdict(FD_FORWARD, "skip", reason)
+    tol = resolve_tolerance(problem.dtype, rtol, atol)
+    names, blocks = entry_names(problem.outputs), _blocks(problem.outputs)
+    parts = []
+    for i, v in enumerate(directions):
+        ref = _flat(problem.outputs, fd_results[i], "finite differences")
+        if not np.isfinite(ref).all():
+            return _fd_nonfinite_verdict(FD_FORWARD, ref, names, f"direction {i}")
+        ad = _ad_jvp(problem, v) if ad_results is None else _flat(problem.outputs, ad_results[i], "jvp result")
+        parts.append(compare_vectors(ad, ref, tol, names, blocks=blocks, label=f"direction {i}"))
+    comp = Comparison.concat(parts)
+    metrics = {**comp.metrics(), "directions": len(directions), "rtol": tol.rtol, "atol": tol.atol}
+    if comp.ok:
+        message = (f"J v agrees with finite differences in {len(directions)} direction(s) "
+                   f"(max |err| {_e(comp.max_abs_err)}, worst err/tol {_e(comp.worst_ratio)})")
+        return OracleVerdict(FD_FORWARD, "pass", message, metrics, comp.worst())
+    i = comp.worst_index()
+    message = (f"J v differs from finite differences at {comp.names[i]} ({comp.labels[i]}): "
+               f"AD {_g(comp.ad[i])} vs FD {_g(comp.ref[i])}, |err| {_e(comp.err[i])} > tol {_e(comp.tol[i])}; "
+               f"{comp.n_bad} of {comp.n} entries outside tolerance")
+    return OracleVerdict(FD_FORWARD, "fail", message, metrics, comp.worst(only_bad=True))
+
+
+def _per_direction(x, k: int) -> list:
+    """One cotangent (or one J^T w) for all k directions, or a sequence with one per direction."""
+    if x is None or isinstance(x, (Mapping, np.ndarray)):
+        return [x] * k
+    if len(x) != k:
+        raise ValueError(f"got {len(x)} cotangents / gradients for {k} directions")
+    return list(x)
+
+
+def _vjps(problem: DiffProblem, cotangents: list, gradients: list) -> list[np.ndarray]:
+    """J^T w per direction, launching vjp once per distinct cotangent object not already given."""
+    done: dict[int, np.ndarray] = {}
+    out = []
+    for w, g in zip(cotangents, gradients):
+        if g is not None:
+            out.append(_flat(problem.inputs, g, "vjp result"))
+            continue
+        if id(w) not in done:
+            done[id(w)] = _ad_vjp(problem, w)
+        out.append(done[id(w)])
+    return out
+
+
+def _reverse_dots(problem: DiffProblem, fd_results: Sequence[Values], cotangents: Sequence[Values]) -> list[float]:
+    return [float(_flat(problem.outputs, w, "cotangent") @ _flat(problem.outputs, jv, "finite differences"))
+            for w, jv in zip(cotangents, fd_results)]
+
+
+def check_reverse_fd(problem: DiffProblem, directions: Sequence[Values], fd_results: Sequence[Values],
+                     cotangent: Values | Sequence[Values], rtol: float | None = None, atol: float | None = None,
+                     *, ad_gradient: Values | np.ndarray | Sequence | None = None) -> OracleVerdict:
+    """<J^T w, v> with J^T w = problem.vjp(w) against <w, J v>_fd, one scalar per direction.
+    `cotangent` is one w for every direction or a list with one per direction (then a cotangent
+    that happens to be small where the bug is cannot hide it in every direction). `ad_gradient`
+    (J^T w, likewise one or per direction) skips the vjp launches when the caller has them."""
+    reason = _skip_reason(problem)
+    if reason:
+        return OracleVerdict(FD_REVERSE, "skip", reason)
+    tol = resolve_tolerance(problem.dtype, rtol, atol)
+    cotangents = _per_direction(cotangent, len(directions))
+    grads = _vjps(problem, cotangents, _per_direction(ad_gradient, len(directions)))
+    ad, ref, weights, scales = [], [], [], []
+    for i, v in enumerate(directions):
+        w, g = _flat(problem.outputs, cotangents[i], "cotangent"), grads[i]
+        vf = _flat(problem.inputs, v, "direction")
+        jv = _flat(problem.outputs, fd_results[i], "finite differences")
+        if not np.isfinite(jv).all():
+            return _fd_nonfinite_verdict(FD_REVERSE, jv, entry_names(problem.outputs), f"direction {i}")
+        ad.append(float(g @ vf))
+        ref.append(float(w @ jv))
+        weights.append(float(np.linalg.norm(vf)))          # the AD error in g is dotted with v
+        # The larger of the two sides' natural scales: the FD side cannot be inflated by a wrong
+        # gradient, the AD side models the AD vector's own roundoff.
+        scales.append(max(dot_scale(g, vf), dot_scale(w, jv)))
+    comp = compare_dots(ad, ref, weight_norms=weights, scales=scales, tol=tol,
+                        names=[f"dir {i}" for i in range(len(directions))])
+    metrics = {**comp.metrics(), "directions": len(directions), "rtol": tol.rtol, "atol": tol.atol}
+    if comp.ok:
+        message = (f"<J^T w, v> agrees with <w, J v> by finite differences in {len(directions)} direction(s) "
+                   f"(worst err/tol {_e(comp.worst_ratio)})")
+        return OracleVerdict(FD_REVERSE, "pass", message, metrics, comp.worst())
+    i = comp.worst_index()
+    message = (f"<J^T w, v> differs from <w, J v> by finite differences in {comp.names[i]}: "
+               f"AD {_g(comp.ad[i])} vs FD {_g(comp.ref[i])}, |err| {_e(comp.err[i])} > tol {_e(comp.tol[i])}; "
+               f"{comp.n_bad} of {comp.n} directions outside tolerance")
+    nonfinite = [g for g in grads if not np.isfinite(g).all()]
+    if nonfinite:
+        k = int(np.flatnonzero(~np.isfinite(nonfinite[0]))[0])
+        message += f"; J^T w is not finite at {entry_names(problem.inputs)[k]}"
+    return OracleVerdict(FD_REVERSE, "fail", message, metrics, comp.worst(only_bad=True))
+
+
+# ----------------------------------------------------------------------------- forward vs reverse
+
+def check_dot(problem: DiffProblem, directions: Sequence[Values], cotangent: Values | Sequence[Values],
+              rtol: float | None = None, atol: float | None = None, *,
+              ad_results: Sequence[Values | np.ndarray] | None = None,
+              ad_gradient: Values | np.ndarray | Sequence | None = None) -> OracleVerdict:
+    """<w, J_fwd v> against <J_rev^T w, v>: both from the engine, so no FD noise enters; what is left
+    is the roundoff of two differently ordered computations of the same sum. `cotangent` and
+    `ad_gradient` are one for all directions or one per direction, as in check_reverse_fd."""
+    reason = _skip_reason(problem)
+    if reason:
+        return OracleVerdict(DOT, "skip", reason)
+    tol = resolve_tolerance(problem.dtype, rtol, atol)
+    cotangents = _per_direction(cotangent, len(directions))
+    grads = _vjps(problem, cotangents, _per_direction(ad_gradient, len(directions)))
+    rev, fwd, weights, scales = [], [], [], []
+    for i, v in enumerate(directions):
+        w, g = _flat(problem.outputs, cotangents[i], "cotangent"), grads[i]
+        vf = _flat(problem.inputs, v, "direction")
+        jv = _ad_jvp(problem, v) if ad_results is None else _flat(problem.outputs, ad_results[i], "jvp result")
+        fwd.append(float(w @ jv))
+        rev.append(float(g @ vf))
+        weights.append(float(np.linalg.norm(w) + np.linalg.norm(vf)))   # both sides carry AD error
+        scales.append(max(dot_scale(w, jv), dot_scale(g, vf)))
+    comp = compare_dots(rev, fwd, weight_norms=weights, scales=scales, tol=tol,
+                        names=[f"dir {i}" for i in range(len(directions))])
+    metrics = {**comp.metrics(), "directions": len(directions), "rtol": tol.rtol, "atol": tol.atol}
+    if comp.ok:
+        message = (f"forward and reverse agree: <w, J_fwd v> = <J_rev^T w, v> in {len(directions)} direction(s) "
+                   f"(worst err/tol {_e(comp.worst_ratio)})")
+        return OracleVerdict(DOT, "pass", message, metrics, comp.worst())
+    i = comp.worst_index()
+    message = (f"forward and reverse disagree in {comp.names[i]}: <w, J_fwd v> = {_g(comp.ref[i])} but "
+               f"<J_rev^T w, v> = {_g(comp.ad[i])}, |err| {_e(comp.err[i])} > tol {_e(comp.tol[i])}; "
+               f"{comp.n_bad} of {comp.n} directions outside tolerance")
+    return OracleVerdict(DOT, "fail", message, metrics, comp.worst(only_bad=True))
+
+
+# ----------------------------------------------------------------------------- the zero guard
+
+def _zero_names(vectors: Sequence[Values | np.ndarray], names: list[str] | None) -> list[str]:
+    if names is not None:
+        return list(names)
+    first = vectors[0]
+    if isinstance(first, Mapping):
+        return entry_names(_vars_of(first))
+    return [f"[{i}]" for i in range(np.size(first))]
+
+
+def _flat_any(x: Values | np.ndarray) -> np.ndarray:
+    if isinstance(x, Mapping):
+        return _flat(_vars_of(x), x, "vector")
+    return np.asarray(x, dtype=np.float64).reshape(-1)
+
+
+def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[Values | np.ndarray], *,
+               rtol: float = 0.0, atol: float = 0.0, names: list[str] | None = None,
+               aligned: bool | None = None) -> OracleVerdict:
+    """The zero guard. Fails (1) when some AD entry is NaN/Inf where the FD reference is finite, or
+    (2) when every AD vector is identically zero while the FD reference is clearly nonzero: some FD
+    entry would fail the vector rule against an AD value of 0 (with rtol = atol = 0: any nonzero).
+
+    In forward mode AD and FD vectors line up entry by entry (`aligned`, inferred from the shapes when
+    None); in reverse mode the caller passes the J^T w vectors as AD and the scalars <w, J v>_fd as
+    one FD vector, with aligned=False."""
+    if not ad_vectors:
+        return OracleVerdict(ZERO, "skip", "no gradient to guard")
+    ad = [_flat_any(a) for a in ad_vectors]
+    fd = [_flat_any(f) for f in fd_vectors]
+    entry = _zero_names(ad_vectors, names)
+    if aligned is None:
+        aligned = len(fd) == len(ad) and all(f.size == a.size for f, a in zip(fd, ad))
+    fd_all_finite = all(np.isfinite(f).all() for f in fd)
+    max_fd = max((float(np.max(np.abs(f[np.isfinite(f)]), initial=0.0)) for f in fd), default=0.0)
+    max_ad = max((float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0)) for a in ad), default=0.0)
+    metrics = {"max_abs_ad": max_ad, "max_abs_fd": max_fd}
+
+    for i, a in enumerate(ad):
+        bad = ~np.isfinite(a)
+        # A NaN that the primal itself produces is not an AD bug: only flag where FD is finite.
+        bad &= np.isfinite(fd[i]) if aligned else fd_all_finite
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            where = f" (direction {i})" if len(ad) > 1 else ""
+            return OracleVerdict(ZERO, "fail",
+                                 f"{NONFINITE_MESSAGE} {entry[k]}{where}: AD {a[k]} where finite differences "
+                                 f"are finite; {int(bad.sum())} non-finite entries",
+                                 {**metrics, "nonfinite": int(bad.sum())})
+
+    if all(not a.any() for a in ad):
+        fd_cat = np.concatenate(fd) if fd else np.zeros(0)
+        fd_cat = fd_cat[np.isfinite(fd_cat)]
+        probe = compare_vectors(np.zeros_like(fd_cat), fd_cat, Tolerance(rtol, atol), [""] * fd_cat.size)
+        if not probe.ok:
+            return OracleVerdict(ZERO, "fail", f"{ZERO_MESSAGE} (max |FD| = {max_fd:.6g})", metrics)
+        return OracleVerdict(ZERO, "pass", "gradient and finite differences are both zero within tolerance",
+                             metrics)
+    return OracleVerdict(ZERO, "pass", "gradient is neither all zero nor NaN/Inf", metrics)
+
+
+# ----------------------------------------------------------------------------- localization
+
+def _localization_blocker(problem: DiffProblem, max_size: int, max_columns: int) -> str | None:
+    n_in, n_out = sum(map(_size, problem.inputs)), sum(map(_size, problem.outputs))
+    if not n_in or not n_out:
+        return "empty state"
+    if n_in * n_out > max_size:
+        return f"{n_out} x {n_in} Jacobian exceeds max_size {max_size}"
+    if n_in > max_columns:
+        return f"{n_in} FD columns exceed max_columns {max_columns}"
+    return None
+
+
+def _fd_jacobian(problem: DiffProblem, base: Values) -> np.ndarray:
+    """Column j = central difference along e_j with h = eps^(1/3) max(1, |s0_j|): 2 launches a column."""
+    n_in = sum(map(_size, problem.inputs))
+    s0 = _flat(problem.inputs, base, "base point")
+    cols = []
+    for j in range(n_in):
+        e = np.zeros(n_in)
+        e[j] = 1.0
+        h = CENTRAL_STEP * max(1.0, abs(float(s0[j])))
+        cols.append(_flat(problem.outputs, central_difference(problem, base, unflatten(problem.inputs, e), h),
+                          "finite differences"))
+    return np.stack(cols, axis=1)
+
+
+def _ad_jacobian(problem: DiffProblem, mode: str) -> np.ndarray:
+    """Forward: columns J e_j through jvp. Reverse: rows e_i^T J through vjp, so a reverse-mode bug
+    is localized in the reverse derivative itself."""
+    n_in, n_out = sum(map(_size, problem.inputs)), sum(map(_size, problem.outputs))
+    if mode == "forward":
+        cols = []
+        for j in range(n_in):
+            e = np.zeros(n_in)
+            e[j] = 1.0
+            cols.append(_ad_jvp(problem, unflatten(problem.inputs, e)))
+        return np.stack(cols, axis=1)
+    rows = []
+    for i in range(n_out):
+        e = np.zeros(n_out)
+        e[i] = 1.0
+        rows.append(_ad_vjp(problem, unflatten(problem.outputs, e)))
+    return np.stack(rows, axis=0)
+
+
+def _compare_jacobians(problem: DiffProblem, fd_j: np.ndarray, ad_j: np.ndarray, tol: Tolerance,
+                       limit: int) -> list[WorstEntry]:
+    outs, ins = entry_names(problem.outputs), entry_names(problem.inputs)
+    names = [f"{o} / {i}" for o in outs for i in ins]      # row-major, like ravel()
+    return compare_vectors(ad_j.ravel(), fd_j.ravel(), tol, names).worst(limit, only_bad=True)
+
+
+def localize(problem: DiffProblem, max_size: int = 4096, *, mode: str = "forward",
+             rtol: float | None = None, atol: float | None = None, max_columns: int = 1024,
+             limit: int = MAX_WORST, base: Values | None = None) -> list[WorstEntry]:
+    """Full Jacobian by FD (column by column) against the AD Jacobian (jvp columns for mode
+    'forward', vjp rows for 'reverse'); returns the entries outside tolerance, worst first, indexed
+    'out[3] / x[5]'. Empty when the state is too large (n_in * n_out > max_size, or more than
+    max_columns FD columns: each costs two primal launches) or when everything agrees."""
+    if _localization_blocker(problem, max_size, max_columns):
+        return []
+    tol = resolve_tolerance(problem.dtype, rtol, atol)
+    base = base_state(problem) if base is None else base
+    return _compare_jacobians(problem, _fd_jacobian(problem, base), _ad_jacobian(problem, mode), tol, limit)
+
+
+# ----------------------------------------------------------------------------- the whole run
+
+class _Workspace:
+    """Every launch of one oracle run, cached, so that each refinement pays only for what it adds."""
+
+    def __init__(self, problem: DiffProblem, base: dict, directions: list[dict], cotangents: list[dict]):
+        self.problem, self.base = problem, base
+        self.directions, self.cotangents = directions, cotangents      # cotangents[i] goes with directions[i]
+        self._cache: dict[tuple, object] = {}
+
+    def _memo(self, key: tuple, compute):
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def h(self, i: int, method: str = "central") -> float:
+        relative = LARGE_STEP if method == "large-step" else CENTRAL_STEP
+        return step_size(self.base, self.directions[i], relative=relative)
+
+    def jvp(self, i: int) -> np.ndarray:
+        return self._memo(("jvp", i), lambda: _ad_jvp(self.problem, self.directions[i]))
+
+    def vjp(self, i: int) -> np.ndarray:
+        return self._memo(("vjp", i), lambda: _ad_vjp(self.problem, self.cotangents[i]))
+
+    def add_directions(self, k: int, rng: np.random.Generator) -> None:
+        self.directions.extend(make_directions(self.problem, k, rng))
+        self.cotangents.extend(make_cotangent(self.problem, rng) for _ in range(k))
+
+    def _central(self, i: int, h: float) -> dict:
+        return self._memo(("cd", i, h), lambda: central_difference(self.problem, self.base, self.directions[i], h))
+
+    def estimate(self, method: str, i: int) -> dict:
+        """'central': D(h); 'richardson': (4 D(h/2) - D(h)) / 3; 'large-step': Richardson at LARGE_STEP."""
+        h = self.h(i, method)
+        if method == "central":
+            return self._central(i, h)
+        return richardson(self._central(i, h), self._central(i, h / 2.0))
+
+    def jacobians(self, mode: str) -> tuple[np.ndarray, np.ndarray]:
+        fd_j = self._memo(("fdJ",), lambda: _fd_jacobian(self.problem, self.base))
+        return fd_j, self._memo(("adJ", mode), lambda: _ad_jacobian(self.problem, mode))
+
+
+def _check_fd(ws: _Workspace, mode: str, method: str, count: int, tol: Tolerance) -> tuple[OracleVerdict, list]:
+    idx = range(count)
+    dirs = [ws.directions[i] for i in idx]
+    refs = [ws.estimate(method, i) for i in idx]
+    if mode == "forward":
+        verdict = check_forward_fd(ws.problem, dirs, refs, tol.rtol, tol.atol, ad_results=[ws.jvp(i) for i in idx])
+    else:
+        verdict = check_reverse_fd(ws.problem, dirs, refs, ws.cotangents[:count], tol.rtol, tol.atol,
+                                   ad_gradient=[ws.vjp(i) for i in idx])
+    return verdict, refs
+
+
+def _fd_spread(ws: _Workspace, count: int, tol: Tolerance) -> float:
+    """How far the FD estimates move between the smallest and the largest step, in tolerances:
+    below 1 the reference is trustworthy and a mismatch is the derivative's fault."""
+    names, blocks = entry_names(ws.problem.outputs), _blocks(ws.problem.outputs)
+    ratios = []
+    for i in range(count):
+        small = _flat(ws.problem.outputs, ws.estimate("central", i), "finite differences")
+        large = _flat(ws.problem.outputs, ws.estimate("large-step", i), "finite differences")
+        ratios.append(compare_vectors(small, large, tol, names, blocks=blocks).worst_ratio)
+    return max(ratios, default=0.0)
+
+
+def _attach_localization(verdict: OracleVerdict, ws: _Workspace, mode: str, tol: Tolerance,
+                         max_size: int, max_columns: int) -> None:
+    blocker = _localization_blocker(ws.problem, max_size, max_columns)
+    if blocker:
+        verdict.metrics["localization"] = f"skipped: {blocker}"
+        return
+    fd_j, ad_j = ws.jacobians(mode)
+    entries = _compare_jacobians(ws.problem, fd_j, ad_j, tol, MAX_WORST)
+    verdict.metrics["localization"] = f"{mode} Jacobian: {len(entries)} worst entries outside tolerance"
+    if entries:
+        top = entries[0]
+        verdict.message += (f"; full {mode} Jacobian: worst entry {top.index}: "
+                            f"AD {_g(top.ad)} vs FD {_g(top.fd)}")
+        # The most specific evidence first; the list stays within MAX_WORST entries.
+        verdict.worst = (entries + list(verdict.worst))[:MAX_WORST]
+
+
+def _fd_oracle(ws: _Workspace, mode: str, k: int, tol: Tolerance, rng: np.random.Generator,
+               max_size: int, max_columns: int) -> tuple[OracleVerdict, list, int]:
+    """Central differences on k directions; before a failure is declared, Richardson extrapolation on
+    2k directions, then the larger-step (noise-resistant) estimate on the same 2k."""
+    verdict, refs = _check_fd(ws, mode, "central", k, tol)
+    stages = {"central": verdict.metrics.get("worst_ratio")}
+    refinement, count = "none", k
+    if verdict.verdict == "fail" and not verdict.metrics.get("fd_nonfinite"):
+        ws.add_directions(k, rng)
+        count = 2 * k
+        first_refined = None
+        for method in ("richardson", "large-step"):
+            attempt, attempt_refs = _check_fd(ws, mode, method, count, tol)
+            stages[method] = attempt.metrics.get("worst_ratio")
+            first_refined = first_refined or (attempt, attempt_refs)
+            if attempt.verdict == "pass":
+                verdict, refs, refinement = attempt, attempt_refs, method
+                break
+        else:
+            # Richardson is the most accurate estimate for a smooth primal: report its mismatch.
+            verdict, refs = first_refined
+            refinement = "richardson and large-step both failed"
+            spread = _fd_spread(ws, count, tol)
+            verdict.metrics["fd_spread_ratio"] = spread
+            verdict.message += (
+                f"; finite differences are stable across step sizes (spread {_e(spread)} x tol), so the "
+                f"derivative is at fault" if spread < 1.0 else
+                f"; finite differences change with the step size ({_e(spread)} x tol): the primal may be "
+                f"noisy, non-smooth or nondeterministic near the base point")
+            verdict.metrics["h_large"] = [ws.h(i, "large-step") for i in range(count)]
+    verdict.metrics.update({"refinement": refinement, "stages": stages, "directions": count,
+                            "h": [ws.h(i) for i in range(count)]})
+    if refinement == "large-step":
+        verdict.metrics["h_large"] = [ws.h(i, "large-step") for i in range(count)]
+    if verdict.verdict == "fail":
+        _attach_localization(verdict, ws, mode, tol, max_size, max_columns)
+    return verdict, refs, count
+
+
+def _as_generator(rng) -> np.random.Generator:
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2, rtol: float | None = None,
+                         atol: float | None = None, dot: bool = True, zero_guard: bool = True,
+                         rng: np.random.Generator | int, localize_max_size: int = 4096,
+                         localize_max_columns: int = 1024) -> list[OracleVerdict]:
+    """Every gradient oracle that applies to `mode` ('forward' | 'reverse'), in the order
+    [fd-<mode>, zero (if zero_guard), dot (if dot)]. Each direction v_i gets its own cotangent w_i.
+    The k directions, then their k cotangents, then (on a refinement) k more directions and their
+    cotangents are drawn from `rng` in that order, so a case seed reproduces the run exactly."""
+    if mode not in ("forward", "reverse"):
+        raise ValueError(f"gradient oracles check mode 'forward' or 'reverse', not {mode!r}")
+    fd_name = FD_FORWARD if mode == "forward" else FD_REVERSE
+    names = [fd_name] + ([ZERO] if zero_guard else []) + ([DOT] if dot else [])
+    reason = _skip_reason(problem)
+    if reason:
+        return [OracleVerdict(n, "skip", reason) for n in names]
+
+    tol = resolve_tolerance(problem.dtype, rtol, atol)
+    rng = _as_generator(rng)
+    k = max(1, int(directions))
+    base = base_state(problem)
+    first_directions = make_directions(problem, k, rng)
+    ws = _Workspace(problem, base, first_directions, [make_cotangent(problem, rng) for _ in range(k)])
+
+    fd_verdict, refs, count = _fd_oracle(ws, mode, k, tol, rng, localize_max_size, localize_max_columns)
+    verdicts = [fd_verdict]
+
+    if zero_guard:
+        if mode == "forward":
+            zero = check_zero([ws.jvp(i) for i in range(count)], [_flat(problem.outputs, r, "fd") for r in refs],
+                              rtol=tol.rtol, atol=tol.atol, names=entry_names(problem.outputs))
+        else:
+            dots = np.array(_reverse_dots(problem, refs, ws.cotangents[:count]))
+            # <J^T w, v> sums n_in terms of a unit-variance direction: atol grows like sqrt(n_in).
+            n_in = sum(map(_size, problem.inputs))
+            zero = check_zero([ws.vjp(i) for i in range(count)], [dots], rtol=tol.rtol,
+                              atol=tol.atol * math.sqrt(n_in), names=entry_names(problem.inputs), aligned=False)
+        verdicts.append(zero)
+
+    if dot:
+        verdicts.append(_dot_oracle(ws, mode, k, tol, fd_verdict, localize_max_size, localize_max_columns))
+    return verdicts
+
+
+def _dot_oracle(ws: _Workspace, mode: str, k: int, tol: Tolerance, fd_verdict: OracleVerdict,
+                max_size: int, max_columns: int) -> OracleVerdict:
+    problem = ws.problem
+    if not (_available(problem, "jvp") and _available(problem, "vjp")):
+        return OracleVerdict(DOT, "skip", "needs both forward (jvp) and reverse (vjp) derivatives")
+    try:
+        verdict = check_dot(problem, ws.directions[:k], ws.cotangents[:k], tol.rtol, tol.atol,
+                            ad_results=[ws.jvp(i) for i in range(k)], ad_gradient=[ws.vjp(i) for i in range(k)])
+    except (NotImplementedError, UnsupportedError) as exc:
+        # The other mode being refused is that mode's verdict to give (its own run reports it), not
+        # a failure of the mode under test.
+        return OracleVerdict(DOT, "skip", f"a derivative mode is not available: {type(exc).__name__}: {exc}")
+    if verdict.verdict == "fail" and fd_verdict.verdict == "pass":
+        # FD vouched for this mode's derivative, so the other mode is the suspect: localize that one.
+        other = "reverse" if mode == "forward" else "forward"
+        verdict.message += f"; {fd_verdict.name} passed, so the {other} derivative is the suspect"
+        _attach_localization(verdict, ws, other, tol, max_size, max_columns)
+    return verdict

@@ -1,0 +1,218 @@
+"""Tolerances and the comparison rule shared by every gradient oracle.
+
+Two kinds of comparison exist:
+
+* vectors (J v from forward mode against finite differences, Jacobian entries): entry k passes when
+  |ad_k - ref_k| <= atol + rtol * (|ref_k| + rms(ref over the same argument)).
+* scalars that are sums over a state (dot products <w, J v>, <J^T w, v>): see `dot_tolerance`.
+
+docs/oracles.md explains why each term is there. Everything returns a `Comparison`, which knows the
+worst entries (ranked by error / tolerance) and the summary metrics the verdicts report.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.model import WorstEntry
+
+MAX_WORST = 8
+_TINY = np.finfo(np.float64).tiny
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+# DESIGN section 5. float32 rtol 2e-3 is about 1.7e4 float32 epsilons: room for reordered sums and
+# moderate cancellation, while a factor-2, sign or zero error is still 500x over it.
+DEFAULT_TOLERANCES = {
+    "float64": Tolerance(rtol=1e-6, atol=1e-9),
+    "float32": Tolerance(rtol=2e-3, atol=1e-5),
+}
+
+
+def default_tolerance(dtype: str | None) -> Tolerance:
+    """The per-dtype default; None means float64 (a problem that declares no dtype computes in it)."""
+    key = "float64" if dtype is None else str(dtype)
+    try:
+        return DEFAULT_TOLERANCES[key]
+    except KeyError:
+        raise ValueError(f"no default gradient tolerance for dtype {dtype!r}; "
+                         f"known: {', '.join(DEFAULT_TOLERANCES)} (set rtol and atol explicitly)") from None
+
+
+def resolve_tolerance(dtype: str | None, rtol: float | None = None, atol: float | None = None) -> Tolerance:
+    """Per-case overrides win; whichever of rtol / atol is not given falls back to the dtype default."""
+    if rtol is not None and atol is not None:
+        tol = Tolerance(float(rtol), float(atol))
+    else:
+        base = default_tolerance(dtype)
+        tol = Tolerance(base.rtol if rtol is None else float(rtol), base.atol if atol is None else float(atol))
+    if tol.rtol < 0 or tol.atol < 0 or not (math.isfinite(tol.rtol) and math.isfinite(tol.atol)):
+        raise ValueError(f"tolerances must be finite and non-negative, got rtol={tol.rtol}, atol={tol.atol}")
+    return tol
+
+
+def rms(x: np.ndarray) -> float:
+    x = np.asarray(x, dtype=np.float64)
+    return float(np.sqrt(np.mean(x * x))) if x.size else 0.0
+
+
+@dataclass
+class Comparison:
+    """Entrywise comparison results; `labels` says where an entry came from (e.g. the direction)."""
+    ad: np.ndarray
+    ref: np.ndarray
+    tol: np.ndarray
+    scale: np.ndarray               # what the relative part of the tolerance multiplies
+    rtol: float
+    names: list[str]
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def err(self) -> np.ndarray:
+        return np.abs(self.ad - self.ref)
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """error / tolerance; NaN or Inf anywhere counts as infinitely bad."""
+        err = self.err
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(err == 0, 0.0, err / self.tol)
+        return np.where(np.isfinite(r), r, np.inf)
+
+    @property
+    def rel_err(self) -> np.ndarray:
+        """Error relative to the scale the rule uses: with rtol > 0, `tol / rtol` (scale plus atol/rtol),
+        so an entry passes exactly when rel_err <= rtol; never infinite for a finite error."""
+        if self.rtol > 0:
+            den = self.tol / self.rtol
+        else:
+            den = self.scale
+        return self.err / np.maximum(den, _TINY)
+
+    @property
+    def bad(self) -> np.ndarray:
+        return ~(self.err <= self.tol)       # NaN compares False, so NaN is bad
+
+    @property
+    def ok(self) -> bool:
+        return not bool(self.bad.any())
+
+    @property
+    def n(self) -> int:
+        return int(self.ad.size)
+
+    @property
+    def n_bad(self) -> int:
+        return int(self.bad.sum())
+
+    def _max(self, values: np.ndarray) -> float:
+        if not values.size:
+            return 0.0
+        if np.isnan(values).any():
+            return float("nan")
+        return float(values.max())
+
+    @property
+    def max_abs_err(self) -> float:
+        return self._max(self.err)
+
+    @property
+    def max_rel_err(self) -> float:
+        return self._max(self.rel_err)
+
+    @property
+    def worst_ratio(self) -> float:
+        return self._max(self.ratio)
+
+    def order(self) -> np.ndarray:
+        """Indices from worst to best (stable, so ties keep state order)."""
+        return np.argsort(-self.ratio, kind="stable")
+
+    def worst(self, limit: int = MAX_WORST, *, dedupe: bool = True, only_bad: bool = False) -> list[WorstEntry]:
+        """The `limit` worst entries; with dedupe, an entry name appears once (its worst occurrence),
+        so several directions failing at the same element do not crowd out other elements."""
+        out, seen = [], set()
+        err, rel, bad = self.err, self.rel_err, self.bad
+        for i in self.order():
+            if (dedupe and self.names[i] in seen) or (only_bad and not bad[i]):
+                continue
+            seen.add(self.names[i])
+            out.append(WorstEntry(index=self.names[i], ad=float(self.ad[i]), fd=float(self.ref[i]),
+                                  abs_err=float(err[i]), rel_err=float(rel[i])))
+            if len(out) >= limit:
+                break
+        return out
+
+    def worst_index(self) -> int | None:
+        return int(self.order()[0]) if self.n else None
+
+    def metrics(self) -> dict:
+        return {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
+                "worst_ratio": self.worst_ratio, "n_bad": self.n_bad, "n": self.n}
+
+    @staticmethod
+    def concat(parts: list["Comparison"]) -> "Comparison":
+        if not parts:
+            empty = np.zeros(0)
+            return Comparison(empty, empty, empty, empty, 0.0, [], [])
+        cat = lambda attr: np.concatenate([getattr(p, attr) for p in parts])   # noqa: E731
+        return Comparison(cat("ad"), cat("ref"), cat("tol"), cat("scale"), parts[0].rtol,
+                          [n for p in parts for n in p.names], [lb for p in parts for lb in p.labels])
+
+
+def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: list[str], *,
+                    blocks: list[tuple[int, int]] | None = None, label: str = "") -> Comparison:
+    """tol_k = atol + rtol * (|ref_k| + rms(ref over k's block)).
+
+    A block is one argument's slice of the flat state: an argument's own magnitude sets the noise
+    floor for its entries, so a large array cannot hide a wrong gradient in a small one.
+    """
+    ad = np.asarray(ad, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    if ad.shape != ref.shape:
+        raise ValueError(f"cannot compare vectors of {ad.size} and {ref.size} entries")
+    floor = np.empty_like(ref)
+    for start, stop in (blocks or [(0, ref.size)]):
+        finite = ref[start:stop][np.isfinite(ref[start:stop])]
+        floor[start:stop] = rms(finite)
+    scale = np.abs(ref) + floor
+    return Comparison(ad, ref, tol.atol + tol.rtol * scale, scale, tol.rtol, list(names),
+                      [label] * ad.size)
+
+
+def dot_tolerance(a: float, b: float, *, weight_norm: float, scale: float, tol: Tolerance) -> float:
+    """Tolerance for two estimates a, b of one sum over a state of n entries:
+
+        atol * weight_norm + rtol * (|a| + |b| + scale)
+
+    `weight_norm` is the 2-norm of the exact vector(s) the inexact AD vector is dotted with (for a
+    standard normal direction, about sqrt(n)): an entrywise error of atol, of unrelated signs,
+    grows like a random walk. `scale` is ||x|| ||y|| / sqrt(n) for the dot <x, y>: the typical size
+    of such a sum, and of the accumulated roundoff of entrywise errors relative to rms(x), even when
+    the sum itself cancels to nearly zero.
+    """
+    return tol.atol * weight_norm + tol.rtol * (abs(a) + abs(b) + scale)
+
+
+def dot_scale(x: np.ndarray, y: np.ndarray) -> float:
+    """||x|| ||y|| / sqrt(n): the magnitude of <x, y> for unrelated x and y of n entries."""
+    n = max(int(np.size(x)), 1)
+    return float(np.linalg.norm(x) * np.linalg.norm(y) / math.sqrt(n))
+
+
+def compare_dots(ad: list[float], ref: list[float], *, weight_norms: list[float], scales: list[float],
+                 tol: Tolerance, names: list[str]) -> Comparison:
+    """Scalar sums against references, one per direction, each with its own `dot_tolerance`."""
+    ad_a = np.asarray(ad, dtype=np.float64)
+    ref_a = np.asarray(ref, dtype=np.float64)
+    scale = np.abs(ad_a) + np.abs(ref_a) + np.asarray(scales, dtype=np.float64)
+    tols = np.array([dot_tolerance(float(x), float(y), weight_norm=wn, scale=s, tol=tol)
+                     for x, y, wn, s in zip(ad_a, ref_a, weight_norms, scales)], dtype=np.float64)
+    return Comparison(ad_a, ref_a, tols, scale, tol.rtol, list(names), list(names))

@@ -1,0 +1,122 @@
+"""Compare a run set with a baseline: new failures, newly fixed, changed errors, added, removed.
+
+A run is identified by (run_id, backend): run ids name case, variant, mode and dtype but not the
+backend, and the sim and ptx tiers run the same ids in separate processes whose results files are
+merged. Within one run set a later record for the same key replaces the earlier one (a rerun
+appended to the same file).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from harness.model import Outcome
+
+GOOD_STATES = frozenset({"PASS", "XFAIL"})
+BAD_STATES = frozenset({"FAIL", "ZERO", "NONDET", "ERROR", "XPASS"})
+
+RunKey = tuple[str, str]
+
+
+def run_key(outcome: Outcome) -> RunKey:
+    return outcome.run_id, outcome.backend
+
+
+def latest_by_key(outcomes: Iterable[Outcome]) -> dict[RunKey, Outcome]:
+    """Last record wins, in input order (dicts keep the first insertion position)."""
+    latest: dict[RunKey, Outcome] = {}
+    for outcome in outcomes:
+        latest[run_key(outcome)] = outcome
+    return latest
+
+
+@dataclass(frozen=True)
+class Change:
+    run_id: str
+    backend: str
+    old_state: str | None
+    new_state: str | None
+    old_error: str = ""            # "Type: message" (message cut short) or ""
+    new_error: str = ""
+    old_category: str | None = None
+    new_category: str | None = None
+
+
+@dataclass
+class Comparison:
+    new_failures: list[Change] = field(default_factory=list)   # not bad before, bad now
+    newly_fixed: list[Change] = field(default_factory=list)    # bad before, PASS/XFAIL now
+    changed_errors: list[Change] = field(default_factory=list)  # bad both times, differently
+    other_changes: list[Change] = field(default_factory=list)  # e.g. PASS -> SKIP
+    added: list[Change] = field(default_factory=list)          # only in the current set
+    removed: list[Change] = field(default_factory=list)        # only in the baseline
+    unchanged: int = 0
+
+    def summary(self) -> str:
+        return (f"{len(self.new_failures)} new failures, {len(self.newly_fixed)} newly fixed, "
+                f"{len(self.changed_errors)} changed errors, {len(self.added)} added, "
+                f"{len(self.removed)} removed")
+
+
+def _error_text(outcome: Outcome | None, limit: int = 160) -> str:
+    if outcome is None or outcome.error is None:
+        return ""
+    message = " ".join((outcome.error.message or "").split())
+    if len(message) > limit:
+        message = message[: limit - 1] + "\u2026"
+    return f"{outcome.error.type}: {message}" if message else outcome.error.type
+
+
+def _error_type(outcome: Outcome) -> str | None:
+    return outcome.error.type if outcome.error is not None else None
+
+
+def compare(baseline: Iterable[Outcome], current: Iterable[Outcome],
+            category_of: Callable[[Outcome], str | None] | None = None) -> Comparison:
+    """Classify every run of either set.
+
+    - new failure: bad now (FAIL, ZERO, NONDET, ERROR, XPASS) and not bad in the baseline. The
+      issue asks for "was PASS/XFAIL"; SKIP/UNSUPPORTED -> bad counts too, since a run that stopped
+      being skipped and now fails is a regression the reader must see.
+    - newly fixed: bad in the baseline, PASS or XFAIL now.
+    - changed error: bad both times but the state, the error type or the category differs.
+    - other change: any other state change (e.g. PASS -> SKIP).
+    """
+    category_of = category_of or (lambda o: o.error.category if o.error else None)
+    old = latest_by_key(baseline)
+    new = latest_by_key(current)
+    result = Comparison()
+
+    def change(key: RunKey, before: Outcome | None, after: Outcome | None) -> Change:
+        return Change(run_id=key[0], backend=key[1],
+                      old_state=before.state if before else None,
+                      new_state=after.state if after else None,
+                      old_error=_error_text(before), new_error=_error_text(after),
+                      old_category=category_of(before) if before else None,
+                      new_category=category_of(after) if after else None)
+
+    for key, after in new.items():
+        before = old.get(key)
+        if before is None:
+            result.added.append(change(key, None, after))
+            continue
+        was_bad, is_bad = before.state in BAD_STATES, after.state in BAD_STATES
+        if is_bad and not was_bad:
+            result.new_failures.append(change(key, before, after))
+        elif was_bad and after.state in GOOD_STATES:
+            result.newly_fixed.append(change(key, before, after))
+        elif was_bad and is_bad:
+            item = change(key, before, after)
+            if (before.state != after.state or _error_type(before) != _error_type(after)
+                    or item.old_category != item.new_category):
+                result.changed_errors.append(item)
+            else:
+                result.unchanged += 1
+        elif before.state != after.state:
+            result.other_changes.append(change(key, before, after))
+        else:
+            result.unchanged += 1
+    for key, before in old.items():
+        if key not in new:
+            result.removed.append(change(key, before, None))
+    return result

@@ -1,0 +1,441 @@
+"""Build the report's view model from outcomes and render it with jinja2.
+
+The page is static and self-contained (inline CSS, JS and SVG; no external fetch). Everything a
+case supplies is escaped by jinja2's autoescape; the only Markup this module creates is SVG that
+svg.py builds from escaped text. Links are rendered as <a href> only for http(s) URLs.
+
+Size discipline for large run sets (5,000 runs must stay under 10 MB and paint in under 2 s):
+per-run details live in closed <details> elements (not laid out until opened), templates trim
+whitespace, case-level facts (title, arguments) are rendered once per case, and generated sources
+are embedded for non-passing runs only unless asked otherwise.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import hashlib
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import jinja2
+from markupsafe import Markup
+
+from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
+from harness.report import svg
+from harness.report.categories import CategoryRule, categorize_outcome, load_rules
+from harness.report.compare import BAD_STATES, Change, Comparison, compare, latest_by_key, run_key
+
+TEMPLATES_DIR = Path(__file__).with_name("templates")
+_BACKEND_ORDER = ("sim", "ptx", "cuda")
+_PLOT_STATES = BAD_STATES | {"XFAIL"}
+_COMPACT_STATES = frozenset({"PASS", "SKIP"})
+_SOURCE_EMBED_LIMIT = 64 * 1024          # bytes of one generated source shown in the page
+_SOURCE_TOTAL_LIMIT = 3 * 1024 * 1024    # bytes of all embedded sources together
+_LIST_LIMIT = 200                        # runs listed per category / comparison list
+_HTTP_URL = re.compile(r"^https?://[^\s<>\"'`]+$", re.IGNORECASE)
+
+
+# ----------------------------------------------------------------------------- small helpers
+
+def slug(text: str) -> str:
+    """An HTML id fragment from arbitrary text, unique thanks to a short hash of the original."""
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:80] or "x"
+    return f"{readable}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:6]}"
+
+
+def run_anchor(outcome: Outcome) -> str:
+    # Readable part from case id + run name (the run id's source path only adds length); the hash
+    # is of the full (run_id, backend) key, so anchors stay unique.
+    name = outcome.run_id.rsplit("::", 1)[-1]
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", f"{outcome.case_id}-{name}-{outcome.backend}").strip("-")[:80]
+    digest = hashlib.sha1(f"{outcome.run_id}@{outcome.backend}".encode("utf-8")).hexdigest()[:6]
+    return f"run-{readable or 'x'}-{digest}"
+
+
+def safe_href(url: str) -> str | None:
+    """The URL if it may become an href (http or https only), else None: shown as plain text."""
+    candidate = (url or "").strip()
+    return candidate if _HTTP_URL.match(candidate) else None
+
+
+def fmt_number(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def fmt_seconds(value) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return str(value)
+    if value < 1e-3:
+        return f"{value * 1e6:.0f} us"
+    if value < 1:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value:.2f} s"
+
+
+def fmt_mapping(mapping: dict) -> str:
+    """A compact one-line `k=v` rendering of a metrics or config dict (escaped by the template)."""
+    if not isinstance(mapping, dict):
+        return str(mapping)
+    return ", ".join(f"{k}={fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v, default=str)}"
+                     for k, v in mapping.items())
+
+
+def _state_rank(state: str) -> int:
+    return STATES.index(state) if state in STATES else len(STATES)
+
+
+def fmt_timings(timings: dict) -> str:
+    return ", ".join(f"{phase} {fmt_seconds(t)}" for phase, t in timings.items())
+
+
+def oracle_line(oracles) -> str:
+    return "; ".join(f"{v.name} {v.verdict}" + (f" ({fmt_mapping(v.metrics)})" if v.metrics else "")
+                     + (f": {v.message}" if v.message else "") for v in oracles)
+
+
+def jobs_line(tree) -> str:
+    """A job tree on one line: children follow their parent inside brackets."""
+    def one(node) -> str:
+        job = node.job
+        text = f"{job.function} {job.mode}\u2192{job.target} #{job.id}"
+        if not job.kernel:
+            text += " (device function)"
+        if job.config:
+            text += f" {{{fmt_mapping(job.config)}}}"
+        if node.children:
+            text += " [" + "; ".join(one(child) for child in node.children) + "]"
+        return text
+    return "; ".join(one(node) for node in tree)
+
+
+def ptx_line(ptx: dict) -> str:
+    return "; ".join(f"{kernel}: {fmt_mapping(facts)}" for kernel, facts in ptx.items())
+
+
+# ----------------------------------------------------------------------------- view model
+
+@dataclass(frozen=True)
+class Column:
+    variant: str
+    mode: str
+    dtype: str
+    backend: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return self.variant, self.mode, self.dtype, self.backend
+
+
+def column_of(outcome: Outcome) -> Column:
+    return Column(outcome.variant or "base", outcome.mode, outcome.dtype or "declared", outcome.backend)
+
+
+def _column_sort_key(column: Column):
+    mode_rank = MODES.index(column.mode) if column.mode in MODES else len(MODES)
+    backend_rank = _BACKEND_ORDER.index(column.backend) if column.backend in _BACKEND_ORDER else 9
+    return (column.variant != "base", column.variant, mode_rank, column.mode,
+            column.dtype != "declared", column.dtype, backend_rank, column.backend)
+
+
+@dataclass
+class LinkView:
+    text: str
+    href: str | None
+
+
+@dataclass
+class JobNode:
+    job: JobRecord
+    children: list["JobNode"] = field(default_factory=list)
+
+
+@dataclass
+class SourceView:
+    mode: str
+    path: str
+    text: str | None
+    note: str = ""
+
+
+@dataclass
+class RunView:
+    outcome: Outcome
+    anchor: str
+    column: Column
+    category: str | None
+    worst_blocks: list[tuple[OracleVerdict, Markup | None]]   # oracles with worst entries
+    job_tree: list[JobNode]
+    ptx_facts: list[str]
+    sources: list[SourceView]
+    args_differ: bool                    # this run's argument table differs from the case's
+
+    @property
+    def state(self) -> str:
+        return self.outcome.state
+
+    @property
+    def compact(self) -> bool:
+        """Nothing to investigate: render as text lines instead of tables (see the module doc)."""
+        o = self.outcome
+        return (o.state in _COMPACT_STATES and o.error is None and not self.worst_blocks
+                and all(v.verdict in ("pass", "skip") for v in o.oracles)
+                and all(src.text is None for src in self.sources))
+
+
+@dataclass
+class CaseView:
+    case_id: str
+    anchor: str
+    group: str
+    title: str
+    description: str
+    source: str
+    kernel: str
+    tags: list[str]
+    links: list[LinkView]
+    args: list[dict]
+    runs: list[RunView]
+    cells: list[RunView | None] = field(default_factory=list)
+
+    @property
+    def states(self) -> list[str]:
+        return sorted({run.state for run in self.runs})
+
+    @property
+    def state_counts(self) -> list[tuple[str, int]]:
+        counts = Counter(run.state for run in self.runs)
+        return sorted(counts.items(), key=lambda item: (_state_rank(item[0]), item[0]))
+
+    @property
+    def bad_count(self) -> int:
+        return sum(run.state in BAD_STATES for run in self.runs)
+
+    @property
+    def search_text(self) -> str:
+        return " ".join([self.case_id, self.title, self.source, self.kernel, *self.tags]).lower()
+
+
+@dataclass
+class ReportView:
+    title: str
+    generated: str
+    total_runs: int
+    state_counts: list[tuple[str, int]]
+    columns: list[Column]
+    groups: list[tuple[str, list[CaseView]]]
+    cases: list[CaseView]
+    tags: list[str]
+    categories: list[tuple[str, list[RunView]]]
+    comparison: Comparison | None
+    anchors: dict                        # run key -> anchor, for comparison links
+    metas: list[tuple[str, dict]]
+    bench: list[tuple[str, Markup]]
+    warnings: list[str]
+    list_limit: int = _LIST_LIMIT
+    states: tuple[str, ...] = STATES
+
+    def anchor_of(self, change: Change) -> str | None:
+        return self.anchors.get((change.run_id, change.backend))
+
+
+def _job_tree(jobs: list[JobRecord]) -> list[JobNode]:
+    nodes = {job.id: JobNode(job) for job in jobs}
+    roots: list[JobNode] = []
+    for job in jobs:
+        parent = nodes.get(job.parent) if job.parent is not None else None
+        # A missing parent or one that would close a cycle makes the job a root rather than vanish.
+        if parent is None or parent is nodes[job.id] or _is_ancestor(nodes, job.id, job.parent):
+            roots.append(nodes[job.id])
+        else:
+            parent.children.append(nodes[job.id])
+    return roots
+
+
+def _is_ancestor(nodes: dict, candidate: int, start: int | None) -> bool:
+    seen = set()
+    current = start
+    while current is not None and current not in seen and current in nodes:
+        if current == candidate:
+            return True
+        seen.add(current)
+        current = nodes[current].job.parent
+    return False
+
+
+class _SourceReader:
+    """Reads generated sources once each, within a total budget (see the module doc)."""
+
+    def __init__(self, roots: list[Path], policy: str):
+        self.roots, self.policy = roots, policy
+        self.used = 0
+        self.cache: dict[str, tuple[str | None, str]] = {}
+
+    def view(self, mode: str, value, state: str) -> SourceView:
+        value = str(value)
+        if "\n" in value:                               # the record carries the source text itself
+            return SourceView(mode, "(inline)", *self._limit(value))
+        embed = self.policy == "all" or (self.policy == "failures" and state not in ("PASS", "SKIP"))
+        if not embed:
+            return SourceView(mode, value, None)
+        if value not in self.cache:
+            self.cache[value] = self._read(value)
+        text, note = self.cache[value]
+        return SourceView(mode, value, text, note)
+
+    def _read(self, value: str) -> tuple[str | None, str]:
+        path = Path(value)
+        candidates = [path] if path.is_absolute() else [root / path for root in self.roots]
+        for candidate in candidates:
+            try:
+                if candidate.is_file():
+                    return self._limit(candidate.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+        return None, "not found when the report was built"
+
+    def _limit(self, text: str) -> tuple[str | None, str]:
+        if self.used >= _SOURCE_TOTAL_LIMIT:
+            return None, "not embedded: the report's source budget is spent"
+        note = ""
+        if len(text) > _SOURCE_EMBED_LIMIT:
+            text, note = text[:_SOURCE_EMBED_LIMIT], f"cut at {_SOURCE_EMBED_LIMIT} characters"
+        self.used += len(text)
+        return text, note
+
+
+def _worst_blocks(outcome: Outcome) -> list[tuple[OracleVerdict, Markup | None]]:
+    """Each oracle that localized entries, with an AD-vs-FD scatter when it is about a failure."""
+    blocks = []
+    for oracle in outcome.oracles:
+        if oracle.worst:
+            failing = oracle.verdict == "fail" or outcome.state in _PLOT_STATES
+            blocks.append((oracle, svg.scatter_ad_fd(oracle.worst) if failing else None))
+    return blocks
+
+
+def _ptx_facts(ptx: dict) -> list[str]:
+    facts: dict[str, None] = {}
+    for values in ptx.values():
+        if isinstance(values, dict):
+            facts.update(dict.fromkeys(values))
+    return list(facts)
+
+
+def build_view(outcomes: Iterable[Outcome], *, metas: Iterable[tuple[str, dict]] = (),
+               baseline: Iterable[Outcome] | None = None, bench: list[dict] | None = None,
+               rules: list[CategoryRule] | None = None, title: str = "GPU AD compatibility report",
+               source_roots: Iterable[Path] = (), embed_sources: str = "failures",
+               warnings: Iterable[str] = ()) -> ReportView:
+    rules = load_rules() if rules is None else rules
+    latest = list(latest_by_key(outcomes).values())
+    category_of: Callable[[Outcome], str | None] = lambda o: categorize_outcome(o, rules)
+    sources = _SourceReader([Path(p) for p in source_roots] or [Path.cwd()], embed_sources)
+
+    by_case: dict[str, list[Outcome]] = defaultdict(list)
+    for outcome in latest:
+        by_case[outcome.case_id or outcome.source].append(outcome)
+    columns = sorted({column_of(o) for o in latest}, key=_column_sort_key)
+    column_index = {column.key: i for i, column in enumerate(columns)}
+
+    cases: list[CaseView] = []
+    for case_id, runs in by_case.items():
+        runs.sort(key=lambda o: _column_sort_key(column_of(o)))
+        first = runs[0]
+        case = CaseView(case_id=case_id, anchor="case-" + slug(case_id),
+                        group=first.tags[0] if first.tags else "(untagged)",
+                        title=first.title, description=getattr(first, "description", "") or "",
+                        source=first.source, kernel=first.kernel, tags=list(first.tags),
+                        links=[LinkView(str(link), safe_href(str(link))) for link in first.links],
+                        args=list(first.args), runs=[])
+        for outcome in runs:
+            case.runs.append(RunView(
+                outcome=outcome, anchor=run_anchor(outcome), column=column_of(outcome),
+                category=category_of(outcome), worst_blocks=_worst_blocks(outcome),
+                job_tree=_job_tree(outcome.jobs), ptx_facts=_ptx_facts(outcome.ptx),
+                sources=[sources.view(mode, path, outcome.state) for mode, path in outcome.sources.items()],
+                args_differ=outcome.args != case.args))
+        case.cells = [None] * len(columns)
+        for run in case.runs:
+            case.cells[column_index[run.column.key]] = run
+        cases.append(case)
+
+    groups: dict[str, list[CaseView]] = defaultdict(list)
+    for case in sorted(cases, key=lambda c: c.case_id):
+        groups[case.group].append(case)
+    ordered_groups = sorted(groups.items(), key=lambda item: (item[0] == "(untagged)", item[0]))
+
+    counts = Counter(o.state for o in latest)
+    state_counts = [(s, counts[s]) for s in STATES if counts[s]]
+    state_counts += [(s, n) for s, n in sorted(counts.items()) if s not in STATES]
+
+    by_category: dict[str, list[RunView]] = defaultdict(list)
+    for case in cases:
+        for run in case.runs:
+            if run.category is not None:
+                by_category[run.category].append(run)
+
+    comparison = None
+    if baseline is not None:
+        comparison = compare(baseline, latest, category_of)
+    return ReportView(
+        title=title,
+        generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        total_runs=len(latest), state_counts=state_counts, columns=columns,
+        groups=ordered_groups, cases=[c for _, group in ordered_groups for c in group],
+        tags=sorted({t for o in latest for t in o.tags}),
+        categories=sorted(by_category.items(), key=lambda item: (-len(item[1]), item[0])),
+        comparison=comparison, anchors={run_key(o): run_anchor(o) for o in latest},
+        metas=list(metas), bench=svg.bar_charts(bench or []), warnings=list(warnings))
+
+
+# ----------------------------------------------------------------------------- rendering
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters.update(num=fmt_number, seconds=fmt_seconds, kv=fmt_mapping, slug=slug,
+                       timings=fmt_timings, oracle_line=oracle_line, jobs_line=jobs_line,
+                       ptx_line=ptx_line,
+                       tojson_text=lambda v: json.dumps(v, default=str, ensure_ascii=False))
+    env.globals.update(is_mapping=lambda v: isinstance(v, dict))
+    return env
+
+
+_ENV: jinja2.Environment | None = None
+
+
+@dataclass(frozen=True)
+class _Assets:
+    css: Markup
+    script: Markup
+    script_hash: str              # CSP source for the one inline script the page may run
+
+
+def _assets() -> _Assets:
+    css = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
+    script = (TEMPLATES_DIR / "report.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return _Assets(Markup(css), Markup(script), f"sha256-{digest}")
+
+
+def render_view(view: ReportView) -> str:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return _ENV.get_template("report.html.j2").render(r=view, assets=_assets())
+
+
+def render_html(outcomes: Iterable[Outcome], **options) -> str:
+    """The whole page for these outcomes; options as for build_view."""
+    return render_view(build_view(outcomes, **options))

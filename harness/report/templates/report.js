@@ -1,0 +1,122 @@
+/* Optional filtering and sorting of the static report; the page reads fine without it.
+   Reads only data-* attributes and never writes HTML, so case text stays inert. */
+(function () {
+  'use strict';
+  var doc = document, root = doc.documentElement;
+  var form = doc.getElementById('filters');
+  var matrix = doc.querySelector('table.matrix');
+  var rows = Array.prototype.slice.call(doc.querySelectorAll('tr[data-case]'));
+  var cases = Array.prototype.slice.call(doc.querySelectorAll('details.case'));
+  var shown = doc.getElementById('shown');
+
+  function hasWord(list, word) { return (' ' + list + ' ').indexOf(' ' + word + ' ') >= 0; }
+
+  function selectedStates() {
+    var out = [];
+    form.querySelectorAll('input[name=state]').forEach(function (box) { if (box.checked) out.push(box.value); });
+    return out;
+  }
+
+  function matches(el, states, tag, text) {
+    var own = el.getAttribute('data-states');
+    if (states.length && !states.some(function (s) { return hasWord(own, s); })) return false;
+    if (tag && !hasWord(el.getAttribute('data-tags'), tag)) return false;
+    if (text && el.getAttribute('data-text').indexOf(text) < 0) return false;
+    return true;
+  }
+
+  function apply(updateHash) {
+    var states = selectedStates(), tag = form.elements.tag.value;
+    var text = form.elements.q.value.trim().toLowerCase(), count = 0;
+    rows.forEach(function (row) {
+      var ok = matches(row, states, tag, text);
+      row.hidden = !ok;
+      if (ok) count++;
+    });
+    cases.forEach(function (c) { c.hidden = !matches(c, states, tag, text); });
+    doc.querySelectorAll('table.matrix tbody').forEach(function (body) {
+      body.hidden = !body.querySelector('tr[data-case]:not([hidden])');
+    });
+    if (states.length) matrix.setAttribute('data-f', states.join(' ')); else matrix.removeAttribute('data-f');
+    shown.textContent = count + ' of ' + rows.length + ' cases shown';
+    root.setAttribute('data-shown-cases', String(count));
+    root.setAttribute('data-filter', states.join(','));
+    if (updateHash) {
+      var parts = [];
+      if (states.length) parts.push('filter=' + states.join(','));
+      if (tag) parts.push('tag=' + encodeURIComponent(tag));
+      if (text) parts.push('q=' + encodeURIComponent(text));
+      history.replaceState(null, '', parts.length ? '#' + parts.join('&') : location.pathname);
+    }
+  }
+
+  function sortRows() {
+    var how = form.elements.sort.value;
+    doc.querySelectorAll('table.matrix tbody').forEach(function (body) {
+      var list = Array.prototype.slice.call(body.querySelectorAll('tr[data-case]'));
+      list.sort(function (a, b) {
+        if (how === 'bad') {
+          var d = Number(b.getAttribute('data-bad')) - Number(a.getAttribute('data-bad'));
+          if (d) return d;
+        }
+        if (how === 'id') return a.getAttribute('data-id') < b.getAttribute('data-id') ? -1 : 1;
+        return Number(a.getAttribute('data-order')) - Number(b.getAttribute('data-order'));
+      });
+      list.forEach(function (row) { body.appendChild(row); });
+    });
+  }
+
+  /* "#filter=FAIL,ERROR&tag=x&q=text&open=run-..." selects a view (and opens a detail in place);
+     a plain "#run-..." / "#case-..." opens that detail and scrolls to it. */
+  function decode(text) {
+    try { return decodeURIComponent(text); } catch (err) { return text; }
+  }
+
+  function openDetail(target) {
+    for (var el = target; el; el = el.parentElement) { if (el.tagName === 'DETAILS') el.open = true; }
+  }
+
+  function fromHash() {
+    var hash = location.hash.slice(1);
+    if (/^(filter|tag|q|open)=/.test(hash)) {
+      var params = {};
+      hash.split('&').forEach(function (kv) {
+        var i = kv.indexOf('=');
+        if (i > 0) params[kv.slice(0, i)] = decode(kv.slice(i + 1));
+      });
+      var wanted = (params.filter || '').split(',');
+      if (params.open) openDetail(doc.getElementById(params.open));
+      form.querySelectorAll('input[name=state]').forEach(function (box) { box.checked = wanted.indexOf(box.value) >= 0; });
+      if (params.tag !== undefined) form.elements.tag.value = params.tag;
+      if (params.q !== undefined) form.elements.q.value = params.q;
+      apply(false);
+    } else if (hash) {
+      var target = doc.getElementById(decode(hash));
+      openDetail(target);
+      if (target) target.scrollIntoView();
+    }
+  }
+
+  form.hidden = false;
+  form.addEventListener('submit', function (e) { e.preventDefault(); });
+  form.addEventListener('input', function (e) { if (e.target.name !== 'sort') apply(true); });
+  form.addEventListener('change', function (e) { if (e.target.name === 'sort') sortRows(); else apply(true); });
+  doc.querySelectorAll('button[data-state]').forEach(function (chip) {
+    chip.addEventListener('click', function () {
+      form.querySelectorAll('input[name=state]').forEach(function (box) {
+        if (box.value === chip.getAttribute('data-state')) { box.checked = !box.checked; apply(true); }
+      });
+    });
+  });
+  window.addEventListener('hashchange', fromHash);
+  apply(false);
+  fromHash();
+  root.setAttribute('data-js', 'ready');
+
+  /* Paint time as the page itself measures it: load, a forced layout, then the next frame. */
+  window.addEventListener('load', function () {
+    void doc.body.getBoundingClientRect();
+    root.setAttribute('data-load-ms', performance.now().toFixed(1));
+    requestAnimationFrame(function () { root.setAttribute('data-paint-ms', performance.now().toFixed(1)); });
+  });
+})();

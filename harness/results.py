@@ -1,0 +1,239 @@
+"""The results store: one JSON line per finished run, the source of truth for every report.
+
+Layout of a results file (documented field by field in docs/report.md):
+
+    {"type": "meta", "schema": 1, "started": ..., "versions": {...}, ...}   # once per session
+    {"type": "run", "run_id": ..., "state": "PASS", ...}                     # Outcome.to_json()
+    ...
+
+Each record is flushed and fsync'd as it is written, so a run killed at any moment leaves every
+finished record on disk; the reader skips a torn last line instead of failing.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import threading
+import time
+from importlib import metadata as _importlib_metadata
+from pathlib import Path
+from typing import Any
+
+from harness.model import Outcome
+
+SCHEMA_VERSION = 1
+
+# Distribution names whose versions a meta line records; absent ones are recorded as null.
+_VERSIONED_DISTRIBUTIONS = ("gpu-ad-harness", "numpy", "numba", "numba-cuda", "jinja2", "pyyaml")
+_CUPY_DISTRIBUTIONS = ("cupy-cuda13x", "cupy-cuda12x", "cupy")
+_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _json_default(value: Any) -> Any:
+    """Encode the few non-JSON types that may sneak into metrics (numpy scalars, tuples, sets)."""
+    if hasattr(value, "item") and callable(value.item):      # numpy scalar / 0-d array
+        return value.item()
+    if hasattr(value, "tolist") and callable(value.tolist):  # small numpy array
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if isinstance(value, Path):
+        return str(value)
+    return repr(value)
+
+
+def _encode(record: dict) -> str:
+    # NaN and Infinity stay as Python's json tokens: a NaN gradient is a finding worth keeping,
+    # and every reader of this file is Python (docs/report.md says so).
+    return json.dumps(record, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+def _record_from(outcome_or_dict: Outcome | dict) -> dict:
+    if isinstance(outcome_or_dict, Outcome):
+        data = outcome_or_dict.to_json()
+    elif isinstance(outcome_or_dict, dict):
+        data = dict(outcome_or_dict)
+    else:
+        raise TypeError(f"expected an Outcome or a dict, got {type(outcome_or_dict).__name__}")
+    data.pop("type", None)
+    return {"type": "run", **data}
+
+
+class ResultsWriter:
+    """Appends meta and run records to a JSON-lines results file.
+
+    Opened in append mode so that several sessions (or a rerun after a crash) extend one file; a
+    reader treats a later record with the same run id and backend as replacing the earlier one.
+    Thread-safe: pytest's controller may report from more than one thread.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._file = open(self.path, "a", encoding="utf-8")
+        # A writer killed mid-record leaves a line with no newline; start on a fresh line so the
+        # next record is not glued to the torn one (the reader then skips only the torn part).
+        if self._file.tell() > 0 and not _ends_with_newline(self.path):
+            self._write_line("")
+
+    def write_meta(self, meta: dict) -> None:
+        record = {k: v for k, v in meta.items() if k != "type"}
+        record.setdefault("schema", SCHEMA_VERSION)
+        self._write_line(_encode({"type": "meta", **record}))
+
+    def append(self, outcome_or_dict: Outcome | dict) -> None:
+        self._write_line(_encode(_record_from(outcome_or_dict)))
+
+    def _write_line(self, line: str) -> None:
+        with self._lock:
+            if self._file.closed:
+                raise ValueError(f"{self.path}: results writer is closed")
+            self._file.write(line + "\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    def __enter__(self) -> "ResultsWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
+def read_results(path: str | os.PathLike) -> tuple[dict, list[Outcome]]:
+    """Read a results file: (meta, outcomes in file order).
+
+    Tolerant by design, because the file may come from a killed run: a line that is not valid JSON
+    or not a valid record (typically the torn last line) is skipped and noted in
+    meta["warnings"]. When a file holds several sessions, the last meta line is returned and
+    meta["sessions"] counts them. Lines of unknown type are ignored (forward compatibility).
+    """
+    path = Path(path)
+    meta: dict = {}
+    sessions = 0
+    warnings: list[str] = []
+    outcomes: list[Outcome] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
+                kind = record.get("type", "run" if "run_id" in record else None)
+                if kind == "meta":
+                    meta = {k: v for k, v in record.items() if k != "type"}
+                    sessions += 1
+                elif kind == "run":
+                    outcomes.append(Outcome.from_json({k: v for k, v in record.items() if k != "type"}))
+            except (ValueError, TypeError, KeyError) as exc:
+                torn = "" if line.endswith("\n") else " (torn last line)"
+                warnings.append(f"{path}:{lineno}: skipped unreadable record{torn}: {exc}")
+    if sessions > 1:
+        meta["sessions"] = sessions
+    if warnings:
+        meta["warnings"] = list(meta.get("warnings", [])) + warnings
+    return meta, outcomes
+
+
+# ----------------------------------------------------------------------------- metadata
+
+def _version_of(distribution: str) -> str | None:
+    try:
+        return _importlib_metadata.version(distribution)
+    except Exception:
+        return None
+
+
+def _command_output(argv: list[str], cwd: Path | None = None, timeout: float = 10.0) -> str | None:
+    """stdout of a command, or None when it is missing, fails or hangs: metadata never fails a run."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
+def _gpu_names() -> list[str]:
+    listing = _command_output(["nvidia-smi", "-L"])
+    if not listing:
+        return []
+    # Lines look like "GPU 0: NVIDIA H200 (UUID: GPU-...)"; keep the model name, drop the UUID.
+    names = []
+    for line in listing.splitlines():
+        _, _, rest = line.partition(":")
+        names.append(rest.split("(UUID")[0].strip() or line.strip())
+    return names
+
+
+def collect_metadata(backend: str, seed: int | None = None) -> dict:
+    """Facts about this session for the meta line. Every probe is guarded: this never raises."""
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in _VERSIONED_DISTRIBUTIONS:
+        versions[name] = _version_of(name)
+    versions["cupy"] = next(filter(None, map(_version_of, _CUPY_DISTRIBUTIONS)), None)
+    git_cwd = _PROJECT_ROOT if (_PROJECT_ROOT / ".git").exists() else Path.cwd()
+    now = time.time()
+    return {
+        "schema": SCHEMA_VERSION,
+        "started": _dt.datetime.fromtimestamp(now, _dt.timezone.utc).isoformat(timespec="seconds"),
+        "started_ts": now,
+        "backend": backend,
+        "seed": seed,
+        "versions": versions,
+        "platform": _safe(platform.platform),
+        "machine": _safe(platform.machine),
+        "git_revision": _command_output(["git", "rev-parse", "HEAD"], cwd=git_cwd, timeout=5.0),
+        "gpus": _gpu_names(),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
+
+
+def _safe(probe) -> str | None:
+    try:
+        return probe()
+    except Exception:
+        return None
+
+
+# ----------------------------------------------------------------------------- atomic writes
+
+def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
+    """Write text so that readers see the old file or the new one, never a half-written one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding=encoding) as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp_name, 0o644)      # mkstemp makes 0600; a report is meant to be shared
+        os.replace(tmp_name, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except OSError:
+            pass
+        raise
+    return path
+
