@@ -10,6 +10,8 @@ class CudaBackend(Backend):
     name = "cuda"
 
     def __init__(self):
+        import os
+        os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")   # small cases are small on purpose
         import cupy
         from numba import cuda
         self.cp, self.cuda = cupy, cuda

@@ -184,6 +184,22 @@ class RunView:
         return self.outcome.state
 
     @property
+    def compact_text(self) -> str:
+        """The compact rendering's lines, joined by newlines (shown with CSS white-space: pre-line;
+        a <br> per line would cost one element per line per run)."""
+        o = self.outcome
+        head = f"run {o.run_id} \u00b7 expect {o.expect} \u00b7 {fmt_seconds(o.duration)}"
+        lines = [head + (f" ({fmt_timings(o.timings)})" if o.timings else "")]
+        if o.oracles:
+            lines.append(f"oracles: {oracle_line(o.oracles)}")
+        if self.job_tree:
+            lines.append(f"compile jobs: {jobs_line(self.job_tree)}")
+        if o.ptx:
+            lines.append(f"PTX facts: {ptx_line(o.ptx)}")
+        lines += [f"generated source ({src.mode}): {src.path}" for src in self.sources]
+        return "\n".join(lines)
+
+    @property
     def compact(self) -> bool:
         """Nothing to investigate: render as text lines instead of tables (see the module doc)."""
         o = self.outcome

@@ -57,11 +57,10 @@ def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240) -> Markup:
              f'role="img" aria-label="AD against FD">',
              f'<rect x="{margin}" y="8" width="{inner}" height="{inner}" class="frame"/>',
              f'<line x1="{px(lo):.1f}" y1="{py(lo):.1f}" x2="{px(hi):.1f}" y2="{py(hi):.1f}" class="diag"/>']
+    # No per-point <title>: the worst-entries table beside the plot carries the numbers, and
+    # thousands of extra nodes would slow down large reports.
     for entry in points:
-        tip = escape(f"{entry.index}: AD {_fmt(entry.ad)}, FD {_fmt(entry.fd)}, "
-                     f"abs {_fmt(entry.abs_err)}, rel {_fmt(entry.rel_err)}")
-        parts.append(f'<circle cx="{px(entry.fd):.1f}" cy="{py(entry.ad):.1f}" r="3.5" class="pt">'
-                     f'<title>{tip}</title></circle>')
+        parts.append(f'<circle cx="{px(entry.fd):.1f}" cy="{py(entry.ad):.1f}" r="3.5" class="pt"/>')
     bottom = 8 + inner
     parts += [f'<text x="{margin}" y="{bottom + 12}" class="tick">{_fmt(lo)}</text>',
               f'<text x="{margin + inner}" y="{bottom + 12}" class="tick" text-anchor="end">{_fmt(hi)}</text>',
