@@ -95,14 +95,16 @@ class Runner:
                 outcome.ptx[f"{plan.job.function}__{plan.mode}"] = ptx_facts(plan.ptx)
                 if plan.source_path:
                     outcome.sources[plan.mode] = plan.source_path
-            outcome.jobs = [p.job.record() for p in plans]
+            outcome.jobs = [j.record() for p in plans for j in p.job.tree()]
             outcome.timings["compile_s"] = time.time() - t0
             verdicts.append(check_ptx(case.ptx, run.mode, outcome.ptx, kernel_name=plans[-1].job.function))
             if case.jobs:
                 verdicts.append(check_jobs(case.jobs, outcome.jobs))
             return verdicts
 
-        if run.mode == "primal":
+        if run.mode == "primal" and case.check.nested:
+            verdicts += self._nested_oracles(case, engine, kernel, config, args, outcome)
+        elif run.mode == "primal":
             t0 = time.time()
             result = engine.launch(kernel, config, *[self.backend.asarray(a.value) if a.spec.kind == "array"
                                                      else a.value for a in args], mode="primal")
@@ -132,6 +134,27 @@ class Runner:
         if case.jobs:
             verdicts.append(check_jobs(case.jobs, outcome.jobs))
         return verdicts
+
+
+    def _nested_oracles(self, case, engine, kernel, config, args, outcome) -> list[OracleVerdict]:
+        """A kernel that calls autodiff on the device, checked against FD of its own primal."""
+        from .nested_problem import NestedProblem
+        from .oracles import run_gradient_oracles
+        nested = case.check.nested
+        pairs = {name: spec["shadow"] for name, spec in nested.get("args", {}).items()}
+        problem = NestedProblem(engine, kernel, config, args, pairs, nested.get("mode", "reverse"))
+        t0 = time.time()
+        fd = case.check.fd
+        verdicts = run_gradient_oracles(problem, problem.nested_mode, directions=fd.directions if fd else 2,
+                                        rtol=fd.rtol if fd else None, atol=fd.atol if fd else None,
+                                        dot=False, zero_guard=case.check.zero_guard,
+                                        rng=np.random.default_rng(case.seed + 1))
+        outcome.timings["oracles_s"] = time.time() - t0
+        if problem.last_launch is not None:
+            outcome.jobs = [j.record() for j in problem.last_launch.jobs]
+            if problem.last_launch.plan.source_path:
+                outcome.sources["primal"] = problem.last_launch.plan.source_path
+        return [v for v in verdicts if v.verdict != "skip" or v.name != "dot"]
 
 
 def _primal_state_verdict(problem: KernelProblem) -> OracleVerdict:

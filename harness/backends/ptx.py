@@ -21,6 +21,7 @@ class PtxBackend(Backend):
     def __init__(self):
         from numba import cuda
         self.cuda = cuda
+        _compile_device_functions_without_a_driver()
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
         return TargetConfig("cuda", CC, fastmath, debug)
@@ -42,6 +43,29 @@ class PtxBackend(Backend):
 
     def launch(self, compiled, grid, block, args):
         raise RuntimeError("the ptx backend compiles only; it cannot launch kernels")
+
+
+class _CompileOnlyDevice:
+    compute_capability = CC
+
+
+def _compile_device_functions_without_a_driver() -> None:
+    """numba compiles a kernel's device functions for the *current device's* compute capability,
+    which needs a driver. With none present (this tier's purpose), answer with the tier's own
+    target so that kernels calling device functions compile to PTX like any other."""
+    import numba.cuda.dispatcher as dispatcher
+    from numba.cuda.cudadrv.error import CudaSupportError
+    real = dispatcher.get_current_device
+    if getattr(real, "_harness_compile_only", False):
+        return
+
+    def current_device_or_target():
+        try:
+            return real()
+        except CudaSupportError:
+            return _CompileOnlyDevice()
+    current_device_or_target._harness_compile_only = True
+    dispatcher.get_current_device = current_device_or_target
 
 
 def ptx_facts(ptx: str) -> dict:

@@ -17,7 +17,7 @@ class SimBackend(Backend):
         self.cuda = cuda
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
-        return TargetConfig("sim", None, fastmath, debug)
+        return TargetConfig("cuda", None, fastmath, debug)    # the simulator runs CUDA semantics
 
     def asarray(self, host):
         return np.array(host, copy=True) if host.flags.c_contiguous else _strided_copy(host)

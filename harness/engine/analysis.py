@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ActivityError, UnsupportedError
-from .ir import Assign, If, KernelIR, Lit, Load, Prim, Special, Store, walk
+from .ir import Assign, If, KernelIR, Lit, Load, Nested, Prim, Special, Store, walk
 from .rules import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from .types import is_float
 
@@ -25,8 +25,12 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
 
     def visit(stmts):
         for s in stmts:
+            if isinstance(s, Nested):
+                raise UnsupportedError("a kernel that calls autodiff on the device cannot itself be "
+                                       "differentiated (higher-order derivatives are not supported)",
+                                       file=ir.file, line=s.line)
             if isinstance(s, Assign):
-                if not is_float(ir.types.get(s.target, "int64")):
+                if not is_float(ir.types.get(s.target, "int64")) or s.target in ir.nodiff:
                     continue
                 e = s.expr
                 if isinstance(e, Load):
@@ -34,6 +38,10 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                         varied.add(s.target)
                 elif isinstance(e, Prim) and any(isinstance(a, str) and a in varied for a in e.args):
                     if e.op in PIECEWISE_CONSTANT:
+                        continue
+                    if e.op == "custom":
+                        if any(isinstance(a, str) and a in varied for a in e.args[1:]):
+                            varied.add(s.target)
                         continue
                     if e.op not in PARTIALS:
                         why = NO_RULE_MESSAGE.get(e.op, "no derivative rule is registered for it")

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from .analysis import DIFFERENTIABLE
-from .ir import Assign, If, KernelIR, Lit, Load, Prim, Special, Store, walk
+from .ir import Assign, If, KernelIR, Lit, Load, Nested, Prim, Special, Store, walk
 from .rules import CONSTANTS, PARTIALS
 from .types import is_float
 
@@ -72,6 +72,8 @@ def expr_text(e) -> str:
             return f"{rest}.size"
         return f"{_SPECIAL[kind]}.{rest}"
     args = [atom(a) for a in e.args]
+    if e.op == "custom":
+        return args[0]                        # the value came from the rule's primal body
     if e.op in _PRIM_SYNTAX:
         return _PRIM_SYNTAX[e.op].format(*args)
     if e.op.startswith("cast_"):
@@ -114,7 +116,9 @@ class _Partial(ast.NodeTransformer):
         return node
 
 
-def partial_text(op: str, k: int, args, result: str, ftype: str) -> str:
+def partial_text(op: str, k: int, args, result: str, ftype: str, partials=None) -> str:
+    if op == "custom":                        # partials were computed by the user's rule
+        return atom(partials[k - 1])
     template = PARTIALS[op][k]
     names = {"r": result}
     for name, a in zip(("x", "y"), args):
@@ -128,6 +132,7 @@ class Emitter:
         self.ir, self.sig, self.varied = ir, sig, varied
         self.lines: list[str] = []
         self.depth = 1
+        self.nested_names: dict = {}
         taken = set(ir.types) | {p.name for p in ir.params}
         self.prefix = "d_"
         while any(n.startswith(self.prefix) for n in taken):
@@ -177,11 +182,29 @@ class Emitter:
                 del self.lines[head:]
 
     def primal(self, s):
-        if isinstance(s, Assign):
+        if isinstance(s, Nested):
+            call = f"{self.nested_names[id(s)]}({', '.join(self.nested_args(s))})"
+            if s.targets:
+                self.line(f"{', '.join(s.targets)}{',' if len(s.targets) == 1 else ''} = {call}"
+                          + self.comment_line(s.line))
+            else:
+                self.line(call + self.comment_line(s.line))
+        elif isinstance(s, Assign):
             self.line(f"{s.target} = {expr_text(s.expr)}")
         elif isinstance(s, Store):
             if s.array not in self.sig.skip_store:
                 self.line(f"{s.array}[{index_text(s.index)}] = {atom(s.value)}")
+
+    def nested_args(self, s) -> list[str]:
+        """Arguments of a device-side autodiff call, in the derivative function's order."""
+        out = []
+        for a in s.args:
+            out.append(atom(a.value))
+            if a.activity.startswith("duplicated") and (a.is_array or s.mode == "forward"):
+                out.append(atom(a.shadow))
+            elif a.activity == "active" and s.mode == "forward":
+                out.append("0.0")
+        return out
 
     # -- parameters
     def params(self, mode: str) -> list[str]:
@@ -234,7 +257,7 @@ class Emitter:
         for k, a in enumerate(e.args):
             if not self.is_varied(a):
                 continue
-            p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target))
+            p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target), e.partials)
             da = self.d(a, lane)
             terms.append(da if p == f"{self.ftype(s.target)}(1.0)" else
                          f"-{da}" if p == f"-{self.ftype(s.target)}(1.0)" else f"({p}) * {da}")
@@ -290,7 +313,7 @@ class Emitter:
                     for k, a in enumerate(e.args):
                         if not self.is_varied(a):
                             continue
-                        p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target))
+                        p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target), e.partials)
                         one = f"{self.ftype(s.target)}(1.0)"
                         term = dt if p == one else (f"-{dt}" if p == f"-{one}" else f"{dt} * ({p})")
                         self.line(f"{self.d(a, j)} += {term}")
@@ -303,32 +326,59 @@ class Emitter:
                     self.line(f"{self.d(src, j)} += {self.d(target, j)}")
 
 
-def generate(ir: KernelIR, mode: str, sig: Signature, varied: set[str], origin: str) -> tuple[str, str]:
-    """Return (function name, module source) of the `mode` kernel of `ir`."""
+def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, device: bool = False,
+                  name: str | None = None, nested_names: dict | None = None) -> tuple[str, str]:
+    """(name, `def` text) of the `mode` version of `ir`: a kernel, or a device function."""
     em = Emitter(ir, sig, varied)
-    fname = f"{ir.name}__{mode}"
-    em.depth = 1
-    if mode == "forward":
+    em.nested_names = nested_names or {}
+    fname = name or f"{ir.name}__{mode}" + ("_dev" if device else "")
+    if mode == "primal":
+        em.reverse_replay(ir.body)
+    elif mode == "forward":
         em.forward(ir.body)
+        if device and ir.returns:
+            r = ir.returns[0]
+            em.line(f"return {em.d(r, 0) if em.is_varied(r) else '0.0'}")
     elif mode == "reverse":
         em.line("# forward sweep: replay the primal, keeping every value in registers")
         em.reverse_replay(ir.body)
         em.line("# reverse sweep: adjoints in reverse statement order")
         em.adjoint_inits()
+        for r in ir.returns if device else []:
+            if em.is_varied(r):           # a device function's result is seeded like an Active return
+                em.line(f"{em.d(r, 0)} += {em.ftype(r)}(1.0)")
         em.reverse(ir.body)
         actives = em.active_scalars()
-        if actives:
+        if device:
+            if actives:
+                em.line("return " + ", ".join(em.d(a, 0) for a in actives) + ("," if len(actives) == 1 else ""))
+        elif actives:
             em.line("# Active scalars: this thread's share of the adjoint, summed over all threads")
-            for k, name in enumerate(actives):
+            for k, a in enumerate(actives):
                 for j in em.lanes():
-                    em.line(f"cuda.atomic.add({em.prefix}active_out, {k * sig.width + j}, {em.d(name, j)})")
+                    em.line(f"cuda.atomic.add({em.prefix}active_out, {k * sig.width + j}, {em.d(a, j)})")
     else:
         raise ValueError(mode)
-    activities = ", ".join(f"{p.name}: {sig.activity[p.name]}" for p in ir.params)
-    header = (f'"""{mode.capitalize()}-mode derivative of `{ir.name}` ({origin}).\n\n'
-              f"Generated by the harness AD engine; do not edit. Activities: {activities}.\n"
-              f"Batch width {sig.width}; thread-owned adjoints: {', '.join(sorted(sig.owned)) or 'none'}.\n"
-              f'"""\n')
+    params = em.params(mode) if mode != "primal" else [p.name for p in ir.params]
+    if device and mode == "reverse":
+        params = [p for p in params if p != em.prefix + "active_out"]
     body = "\n".join(em.lines) or "    pass"
-    src = f"{header}{HEADER_IMPORTS}\n\ndef {fname}({', '.join(em.params(mode))}):\n{body}\n"
-    return fname, src
+    deco = "@cuda.jit(device=True)\n" if device else ""
+    return fname, f"{deco}def {fname}({', '.join(params)}):\n{body}\n"
+
+
+def module_text(doc: str, defs: list[str]) -> str:
+    return f'"""{doc}\n"""\n{HEADER_IMPORTS}\n\n' + "\n\n".join(defs)
+
+
+def describe(ir: KernelIR, mode: str, sig: Signature, origin: str) -> str:
+    activities = ", ".join(f"{p.name}: {sig.activity[p.name]}" for p in ir.params)
+    return (f"{mode.capitalize()}-mode code of `{ir.name}` ({origin}).\n\n"
+            f"Generated by the harness AD engine; do not edit. Activities: {activities}.\n"
+            f"Batch width {sig.width}; thread-owned adjoints: {', '.join(sorted(sig.owned)) or 'none'}.")
+
+
+def generate(ir: KernelIR, mode: str, sig: Signature, varied: set[str], origin: str) -> tuple[str, str]:
+    """Return (function name, module source) of the `mode` kernel of `ir`."""
+    fname, text = function_text(ir, mode, sig, varied)
+    return fname, module_text(describe(ir, mode, sig, origin), [text])

@@ -24,9 +24,14 @@ Atom = Union[str, Lit]          # a variable name or a literal
 
 @dataclass
 class Prim:
-    """t = op(args): arithmetic, comparison, math call or cast."""
+    """t = op(args): arithmetic, comparison, math call or cast.
+
+    op 'custom' is a call with a user rule: args[0] is the value, args[1:] the operands, and
+    partials[k] the (already computed) partial derivative with respect to args[k + 1].
+    """
     op: str                     # add, sub, mul, div, ..., lt, eq, not, sin, cast_float32, copy
     args: tuple[Atom, ...]
+    partials: tuple[Atom, ...] | None = None
 
 
 @dataclass
@@ -69,7 +74,25 @@ class If:
     phis: list[tuple[str, Atom, Atom]] = field(default_factory=list)   # (target, then, else)
 
 
-Stmt = Union[Assign, Store, If]
+@dataclass
+class NestedArg:
+    activity: str               # const | duplicated | duplicated_no_need | active
+    value: Atom                 # a scalar atom or an array parameter name
+    shadow: Atom | None = None  # duplicated: the shadow array name (or scalar tangent in forward)
+    is_array: bool = False
+
+
+@dataclass
+class Nested:
+    """A device-side autodiff(mode, f, args...) call; its derivative is a child compile job."""
+    mode: str
+    function: object            # the Python function f
+    args: list[NestedArg]
+    targets: list[str]          # reverse: adjoints of the Active args; forward: tangent of f's result
+    line: int
+
+
+Stmt = Union[Assign, Store, If, Nested]
 
 
 @dataclass
@@ -87,6 +110,10 @@ class KernelIR:
     params: list[Param]
     body: list
     types: dict[str, str] = field(default_factory=dict)   # SSA var -> bool | int64 | float32 | float64
+    returns: list = field(default_factory=list)            # device functions: returned atoms
+    calls: list = field(default_factory=list)              # inlined helpers: (callee, caller, line)
+    nested: list = field(default_factory=list)             # Nested statements, in order
+    nodiff: set = field(default_factory=set)               # values never differentiated (rule bodies)
 
     def param(self, name: str) -> Param | None:
         for p in self.params:

@@ -25,8 +25,22 @@ class CompilerJob:
     source: str | None = None         # generated source file, when there is one
     id: int = field(default_factory=lambda: next(_ids))
 
+    children: list = field(default_factory=list)
+
     def child(self, function: str, mode: str, config: TargetConfig, **kw) -> "CompilerJob":
-        return CompilerJob(function, mode, config, kernel=False, parent=self, **kw)
+        job = CompilerJob(function, mode, config, kernel=False, parent=self, **kw)
+        self.children.append(job)
+        return job
+
+    def descendants(self) -> list["CompilerJob"]:
+        out = []
+        for c in self.children:
+            out.append(c)
+            out += c.descendants()
+        return out
+
+    def tree(self) -> list["CompilerJob"]:
+        return [self] + self.descendants()
 
     def record(self) -> JobRecord:
         return JobRecord(id=self.id, function=self.function, mode=self.mode, target=self.config.target,

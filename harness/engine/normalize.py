@@ -20,6 +20,7 @@ from .ir import Assign, If, KernelIR, Lit, Load, Param, Prim, Special, Store
 from .types import infer_prim_type, literal_type
 
 LIVE = "_live"
+RET = "_ret"
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor",
@@ -43,29 +44,53 @@ def _contains_return(stmts) -> bool:
     return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
 
 
-def lower_returns(stmts: list, src: KernelSource) -> list:
+def _return_assign(s: ast.Return, src: KernelSource, values: bool) -> list:
+    """`return e` inside a device function assigns the returned value(s) to _ret0, _ret1, ..."""
+    bare = s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None)
+    if bare:
+        return []
+    if not values:
+        raise src.unsupported(s, "a kernel cannot return a value")
+    elts = s.value.elts if isinstance(s.value, ast.Tuple) else [s.value]
+    names = [ast.Name(f"{RET}{k}", ast.Store()) for k in range(len(elts))]
+    target = names[0] if len(names) == 1 else ast.Tuple(names, ast.Store())
+    value = elts[0] if len(elts) == 1 else ast.Tuple(elts, ast.Load())
+    return [ast.copy_location(ast.Assign([target], value), s)]
+
+
+def lower_returns(stmts: list, src: KernelSource, values: bool = False) -> list:
     """Rewrite `return` into `_live = False` plus guards. The caller sets `_live = True` first."""
     out = []
     for k, s in enumerate(stmts):
         if isinstance(s, ast.Return):
-            if s.value is not None and not (isinstance(s.value, ast.Constant) and s.value.value is None):
-                raise src.unsupported(s, "a kernel cannot return a value")
+            out += _return_assign(s, src, values)
             out.append(ast.copy_location(ast.Assign([ast.Name(LIVE, ast.Store())], ast.Constant(False)), s))
             return out                       # the rest of this block is dead code
         if isinstance(s, (ast.For, ast.While)) and _contains_return([s]):
             raise src.unsupported(s, "`return` inside a loop is not supported yet")
         if isinstance(s, ast.If) and _contains_return([s]):
             s = copy.copy(s)
-            s.body = lower_returns(s.body, src)
-            s.orelse = lower_returns(s.orelse, src)
+            s.body = lower_returns(s.body, src, values)
+            s.orelse = lower_returns(s.orelse, src, values)
             out.append(s)
             rest = stmts[k + 1:]
             if rest:
-                guard = ast.If(ast.Name(LIVE, ast.Load()), lower_returns(rest, src), [])
+                guard = ast.If(ast.Name(LIVE, ast.Load()), lower_returns(rest, src, values), [])
                 out.append(ast.copy_location(guard, rest[0]))
             return out
         out.append(s)
     return out
+
+
+def prepare_body(src: KernelSource, values: bool) -> list:
+    """The function body with returns lowered; a single trailing return needs no flag."""
+    body = list(src.tree.body)
+    if not _contains_return(body):
+        return body
+    if isinstance(body[-1], ast.Return) and not _contains_return(body[:-1]):
+        return body[:-1] + _return_assign(body[-1], src, values)
+    init = ast.copy_location(ast.Assign([ast.Name(LIVE, ast.Store())], ast.Constant(True)), src.tree)
+    return [init] + lower_returns(body, src, values)
 
 
 # ----------------------------------------------------------------------------- pass 2: SSA
@@ -74,6 +99,14 @@ class Lowerer:
     def __init__(self, src: KernelSource, params: list[Param]):
         self.src = src
         self.params = {p.name: p for p in params}
+        # array names visible in the current body -> kernel array parameter (inlined helpers rename)
+        self.arrays: dict[str, str] = {p.name: p.name for p in params if p.kind == "array"}
+        self.prefix = ""                       # SSA base-name prefix inside an inlined helper
+        self.call_stack: list[str] = [src.name]
+        self.calls: list[tuple[str, str, int]] = []        # (callee, caller, line) of inlined helpers
+        self.nested: list = []                 # device-side autodiff calls (ir.Nested)
+        self.nodiff: set[str] = set()          # values computed inside custom-rule primals
+        self.nodiff_depth = 0
         self.types: dict[str, str] = {p.name: p.dtype for p in params if p.kind == "scalar"}
         self.env: dict[str, str] = {p.name: p.name for p in params if p.kind == "scalar"}
         self.versions: dict[str, int] = {}
@@ -83,6 +116,7 @@ class Lowerer:
 
     # -- names
     def fresh(self, base: str) -> str:
+        base = self.prefix + base
         n = self.versions.get(base, -1) + 1
         while True:
             name = base if n == 0 else f"{base}_{n}"
@@ -105,6 +139,8 @@ class Lowerer:
     # -- emit
     def emit_assign(self, out: list, target: str, expr) -> str:
         out.append(Assign(target, expr, self.line))
+        if self.nodiff_depth:
+            self.nodiff.add(target)
         if isinstance(expr, Load):
             self.types[target] = self.params[expr.array].dtype
         elif isinstance(expr, Special):
@@ -156,6 +192,9 @@ class Lowerer:
         elif isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Constant):          # docstring or bare literal
                 return
+            if isinstance(s.value, ast.Call):
+                self.call(s.value, out, nvalues=-1)
+                return
             raise self.err(s, f"statement `{ast.unparse(s).strip()}` is not supported by the AD transform yet")
         elif isinstance(s, ast.Pass):
             return
@@ -166,8 +205,8 @@ class Lowerer:
 
     def assign(self, target, value, out):
         if isinstance(target, ast.Name):
-            if target.id in self.params and self.params[target.id].kind == "array":
-                raise self.err(target, f"cannot rebind array parameter '{target.id}'")
+            if target.id in self.arrays:
+                raise self.err(target, f"cannot rebind array '{target.id}'")
             new = self.fresh(target.id)
             self.expr(value, out, target=new)
             self.env[target.id] = new
@@ -184,6 +223,10 @@ class Lowerer:
                 atoms = [self.emit_assign(out, self.temp(), Special(f"{kind}.{k}")) for k in range(n)]
             elif isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
                 atoms = [self.expr(v, out) for v in value.elts]
+            elif isinstance(value, ast.Call):
+                atoms = self.call(value, out, nvalues=len(target.elts), as_list=True)
+                if len(atoms) != len(target.elts):
+                    raise self.err(target, f"call returns {len(atoms)} values, unpacked into {len(target.elts)}")
             else:
                 raise self.err(target, "tuple assignment needs a tuple of the same length or cuda.grid(n)")
             for t, a in zip(target.elts, atoms):
@@ -313,7 +356,7 @@ class Lowerer:
         name = node.id
         if name in self.env:
             return self.env[name]
-        if name in self.params:
+        if name in self.arrays:
             raise self.err(node, f"array '{name}' used as a scalar value; index it")
         try:
             obj = resolve_global(self.src, name)
@@ -324,10 +367,9 @@ class Lowerer:
         raise self.err(node, f"global '{name}' ({type(obj).__name__}) cannot be used as a value in a kernel")
 
     def subscript(self, node, out):
-        if not isinstance(node.value, ast.Name) or node.value.id not in self.params \
-                or self.params[node.value.id].kind != "array":
+        if not isinstance(node.value, ast.Name) or node.value.id not in self.arrays:
             raise self.err(node, f"`{ast.unparse(node)}`: only array parameters can be indexed")
-        p = self.params[node.value.id]
+        p = self.params[self.arrays[node.value.id]]
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(isinstance(e, ast.Slice) for e in elts):
             raise self.err(node, "slices are not supported; index single elements")
@@ -343,9 +385,9 @@ class Lowerer:
     def shape_ref(self, node):
         v = node.value
         if isinstance(v, ast.Attribute) and v.attr == "shape" and isinstance(v.value, ast.Name) \
-                and v.value.id in self.params and self.params[v.value.id].kind == "array":
+                and v.value.id in self.arrays:
             k = self.literal_int(node.slice)
-            return f"shape.{v.value.id}.{k}"
+            return f"shape.{self.arrays[v.value.id]}.{k}"
         return None
 
     def literal_int(self, node) -> int:
@@ -374,8 +416,8 @@ class Lowerer:
         return kind, parts, obj
 
     def attribute(self, node, out):
-        if isinstance(node.value, ast.Name) and node.value.id in self.params and node.attr == "size":
-            return self.emit_assign(out, self.temp(), Special(f"size.{node.value.id}"))
+        if isinstance(node.value, ast.Name) and node.value.id in self.arrays and node.attr == "size":
+            return self.emit_assign(out, self.temp(), Special(f"size.{self.arrays[node.value.id]}"))
         d = self.dotted(node)
         if d:
             kind, parts, _ = d
@@ -391,46 +433,74 @@ class Lowerer:
         d = self.dotted(node.func) if isinstance(node.func, ast.Attribute) else None
         return bool(d) and d[0] == kind and d[1] == [name]
 
-    def callee(self, node):
-        """The rule name of a call's function, or a cuda intrinsic as 'cuda.<name>'."""
+    def resolve_call(self, node):
+        """('rule', name) | ('cuda', 'cuda.x') | ('device', fn) | ('autodiff', None) | ('activity', cls)."""
         f = node.func
+        obj = None
         if isinstance(f, ast.Attribute):
             d = self.dotted(f)
             if d is None:
                 return None
             kind, parts, mod = d
             if kind == "cuda":
-                return "cuda." + ".".join(parts)
+                return "cuda", "cuda." + ".".join(parts)
             obj = mod
             for p in parts:
                 obj = getattr(obj, p, None)
         elif isinstance(f, ast.Name):
-            if f.id in self.env or f.id in self.params:
+            if f.id in self.env or f.id in self.arrays:
                 return None
             try:
                 obj = resolve_global(self.src, f.id)
             except KeyError:
                 return None
-        else:
+        if obj is None:
             return None
         name = FUNCTIONS.get(id(obj))
         if name is None and type(obj).__module__.startswith("numba.core.types"):
             name = f"cast_{obj}"              # numba.float32(x) and friends
-        return name
+        if name is not None:
+            return "rule", name
+        from .. import activity, device
+        if obj is device.autodiff:
+            return "autodiff", None
+        if isinstance(obj, type) and issubclass(obj, (activity.Const, activity.Duplicated, activity.Active)):
+            return "activity", obj
+        try:
+            from .frontend import python_function
+            return "device", python_function(obj)
+        except TypeError:
+            return None
 
-    def call(self, node, out):
+    def call(self, node, out, nvalues: int = 1, as_list: bool = False):
+        """Lower a call; returns one atom, or with as_list the list of its result atoms."""
         if node.keywords:
             raise self.err(node, "keyword arguments are not supported in kernel calls")
-        name = self.callee(node)
-        if name in ("cuda.grid", "cuda.gridsize"):
-            n = self.literal_int(node.args[0])
-            if n != 1:
-                raise self.err(node, f"{name}({n}) returns a tuple: unpack it, e.g. i, j = {name}({n})")
-            return self.emit_assign(out, self.temp(), Special("grid.0" if name == "cuda.grid" else "gsize.0"))
-        if name is None:
+        resolved = self.resolve_call(node)
+        if resolved is None:
             raise self.err(node, f"call to `{ast.unparse(node.func)}` is not supported by the AD transform yet")
-        if name.startswith("cuda."):
-            raise self.err(node, f"`{name}` is not supported by the AD transform yet")
+        kind, what = resolved
+        if kind == "device":
+            results = self.device_call(what, node, out)
+            if nvalues == -1:
+                return None
+            if as_list:
+                return results
+            if len(results) != 1:
+                raise self.err(node, f"{what.__name__} returns {len(results)} values; unpack them")
+            return results[0] if nvalues == 1 else results
+        if kind == "autodiff":
+            targets = self.autodiff_call(node, out)
+            if nvalues == -1 or as_list:
+                return None if nvalues == -1 else targets
+            if len(targets) != 1:
+                raise self.err(node, f"this autodiff call returns {len(targets)} values; unpack them")
+            return targets[0]
+        if kind == "cuda":
+            return self.cuda_call(what, node, out)
+        if kind != "rule":
+            raise self.err(node, f"`{ast.unparse(node.func)}` is not supported here")
+        name = what
         args = tuple(self.expr(a, out) for a in node.args)
         if name in ("min", "max") and len(args) > 2:        # min(a, b, c) -> min(min(a, b), c)
             acc = args[0]
@@ -441,14 +511,152 @@ class Lowerer:
             name = "trunc_int"
         return self.emit_assign(out, self.temp(), Prim(name, args))
 
+    def cuda_call(self, name, node, out):
+        if name in ("cuda.grid", "cuda.gridsize"):
+            n = self.literal_int(node.args[0])
+            if n != 1:
+                raise self.err(node, f"{name}({n}) returns a tuple: unpack it, e.g. i, j = {name}({n})")
+            return self.emit_assign(out, self.temp(), Special("grid.0" if name == "cuda.grid" else "gsize.0"))
+        raise self.err(node, f"`{name}` is not supported by the AD transform yet")
 
-def lower_kernel(src: KernelSource, params: list[Param]) -> KernelIR:
-    body = list(src.tree.body)
-    uses_return = _contains_return(body)
-    if uses_return:
-        body = lower_returns(body, src)
-        init = ast.copy_location(ast.Assign([ast.Name(LIVE, ast.Store())], ast.Constant(True)), src.tree)
-        body = [init] + body
+    # -- device functions: inlined, each recorded as a child compile job
+    def device_call(self, fn, node, out) -> list:
+        from .custom import rule_for
+        rule = rule_for(fn)
+        if rule is None:
+            return self.inline(fn, node.args, out, node)
+        operands = [self.expr(a, out) for a in node.args]
+        self.nodiff_depth += 1
+        value = self.inline(fn, operands, out, node)
+        if len(value) != 1:
+            raise self.err(node, f"a custom rule needs {fn.__name__} to return one value")
+        partials = self.inline(rule.partials, operands + value, out, node)
+        self.nodiff_depth -= 1
+        if len(partials) != len(operands):
+            raise self.err(node, f"the rule for {fn.__name__} returns {len(partials)} partial(s) "
+                                 f"for {len(operands)} operand(s)")
+        t = self.temp()
+        out.append(Assign(t, Prim("custom", tuple(value) + tuple(operands), tuple(partials)), self.line))
+        self.types[t] = self.atom_type(value[0])
+        return [t]
+
+    def inline(self, fn, args, out, node) -> list:
+        """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms)."""
+        from .frontend import parse_kernel
+        src = parse_kernel(fn)
+        if src.name in self.call_stack:
+            raise self.err(node, f"recursive call to {src.name} cannot be differentiated")
+        if len(args) != len(src.params):
+            raise self.err(node, f"{src.name} takes {len(src.params)} arguments, {len(args)} given")
+        arrays, scalars = {}, []
+        for pname, a in zip(src.params, args):
+            if isinstance(a, ast.Name) and a.id in self.arrays:
+                arrays[pname] = self.arrays[a.id]
+            else:
+                scalars.append((pname, a if not isinstance(a, ast.AST) else self.expr(a, out)))
+        saved = (self.src, self.env, self.arrays, self.prefix, self.line)
+        self.calls.append((src.name, self.call_stack[-1], self.line))
+        self.call_stack.append(src.name)
+        self.prefix = f"{self.prefix}{src.name}_"
+        self.env = {}
+        for pname, atom_ in scalars:
+            self.env[pname] = self.emit_assign(out, self.fresh(pname), Prim("copy", (atom_,)))
+        self.src, self.arrays = src, arrays
+        out.extend(self.block(prepare_body(src, values=True)))
+        results = []
+        k = 0
+        while f"{RET}{k}" in self.env:
+            results.append(self.env[f"{RET}{k}"])
+            k += 1
+        self.call_stack.pop()
+        self.src, self.env, self.arrays, self.prefix, self.line = saved
+        return results
+
+    # -- device-side autodiff
+    def autodiff_call(self, node, out):
+        from .ir import Nested, NestedArg
+        if len(node.args) < 2:
+            raise self.err(node, "autodiff(mode, f, args...) needs a mode and a function")
+        mode = self._mode_of(node.args[0])
+        resolved = self.resolve_call(ast.Call(node.args[1], [], [])) if isinstance(node.args[1], (ast.Name, ast.Attribute)) else None
+        if not resolved or resolved[0] != "device":
+            raise self.err(node.args[1], "autodiff's second argument must name a device function")
+        fn = resolved[1]
+        args = []
+        for a in node.args[2:]:
+            act = self.resolve_call(a) if isinstance(a, ast.Call) else None
+            cls = act[1] if act and act[0] == "activity" else None
+            if cls is None:               # a bare value is Const, as in the host API
+                args.append(self._nested_value("const", a, None, out))
+                continue
+            from ..activity import activity_name
+            name = {"Const": "const", "Duplicated": "duplicated", "DuplicatedNoNeed": "duplicated_no_need",
+                    "Active": "active"}.get(cls.__name__)
+            if name is None:
+                raise self.err(a, f"{cls.__name__} is not supported inside autodiff")
+            shadow = a.args[1] if name.startswith("duplicated") and len(a.args) > 1 else None
+            if name.startswith("duplicated") and shadow is None:
+                raise self.err(a, f"{cls.__name__} needs a value and its shadow")
+            args.append(self._nested_value(name, a.args[0], shadow, out))
+        targets = []
+        from .frontend import parse_kernel
+        returns_value = any(isinstance(r, ast.Return) and r.value is not None
+                            and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+                            for r in ast.walk(parse_kernel(fn).tree))
+        n_out = sum(1 for x in args if x.activity == "active") if mode == "reverse" else int(returns_value)
+        for _ in range(n_out):
+            t = self.temp()
+            targets.append(t)
+        nested = Nested(mode, fn, args, targets, self.line)
+        out.append(nested)
+        self.nested.append(nested)
+        for t in targets:
+            self.types[t] = "float64"          # refined by the engine once f's types are known
+        return targets
+
+    def _mode_of(self, node) -> str:
+        if isinstance(node, ast.Constant) and node.value in ("forward", "reverse"):
+            return node.value
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            obj = None
+            if isinstance(node, ast.Name) and node.id not in self.env:
+                try:
+                    obj = resolve_global(self.src, node.id)
+                except KeyError:
+                    pass
+            elif isinstance(node, ast.Attribute):
+                base = node.value
+                if isinstance(base, ast.Name):
+                    try:
+                        obj = getattr(resolve_global(self.src, base.id), node.attr, None)
+                    except KeyError:
+                        pass
+            if obj in ("forward", "reverse"):
+                return obj
+        raise self.err(node, "autodiff's mode must be Forward or Reverse (from harness.device)")
+
+    def _nested_value(self, activity, value_node, shadow_node, out):
+        from .ir import NestedArg
+        if isinstance(value_node, ast.Name) and value_node.id in self.arrays:
+            shadow = None
+            if shadow_node is not None:
+                if not (isinstance(shadow_node, ast.Name) and shadow_node.id in self.arrays):
+                    raise self.err(shadow_node, "the shadow of an array must be an array parameter")
+                shadow = self.arrays[shadow_node.id]
+            return NestedArg(activity, self.arrays[value_node.id], shadow, is_array=True)
+        value = self.expr(value_node, out)
+        shadow = self.expr(shadow_node, out) if shadow_node is not None else None
+        return NestedArg(activity, value, shadow, is_array=False)
+
+
+def lower_kernel(src: KernelSource, params: list[Param], device: bool = False) -> KernelIR:
+    """Lower a kernel (or, with device=True, a device function whose returns become ir.returns)."""
     lowerer = Lowerer(src, params)
-    stmts = lowerer.block(body)
-    return KernelIR(src.name, src.file, params, stmts, lowerer.types)
+    stmts = lowerer.block(prepare_body(src, values=device))
+    returns = []
+    k = 0
+    while f"{RET}{k}" in lowerer.env:
+        returns.append(lowerer.env[f"{RET}{k}"])
+        k += 1
+    return KernelIR(src.name, src.file, params, stmts, lowerer.types, returns=returns,
+                    calls=lowerer.calls, nested=lowerer.nested, nodiff=lowerer.nodiff)

@@ -78,7 +78,11 @@ def write_report(results: Iterable[str | Path], output: str | Path = "reports/in
                  baseline: Iterable[str | Path] = (), bench: str | Path | None = None,
                  categories: str | Path | None = None, title: str = "GPU AD compatibility report",
                  embed_sources: str = "failures", source_roots: Iterable[Path] = ()) -> ReportResult:
+    results = [Path(p) for p in results]
     metas, outcomes, warnings = read_many(results)
+    # Generated-source paths are usually project-relative: try the working directory, then the
+    # project that holds each results file (reports/results.jsonl -> the folder above reports/).
+    source_roots = list(source_roots) or [Path.cwd(), *(p.resolve().parent.parent for p in results)]
     baseline = list(baseline)
     baseline_outcomes = None
     if baseline:

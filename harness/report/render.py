@@ -4,10 +4,12 @@ The page is static and self-contained (inline CSS, JS and SVG; no external fetch
 case supplies is escaped by jinja2's autoescape; the only Markup this module creates is SVG that
 svg.py builds from escaped text. Links are rendered as <a href> only for http(s) URLs.
 
-Size discipline for large run sets (5,000 runs must stay under 10 MB and paint in under 2 s):
-per-run details live in closed <details> elements (not laid out until opened), templates trim
-whitespace, case-level facts (title, arguments) are rendered once per case, and generated sources
-are embedded for non-passing runs only unless asked otherwise.
+Size discipline for large run sets (5,000 runs must stay under 10 MB and paint in under 2 s; the
+browser's cost is mostly parsing, so bytes and element count are what matter): per-run details
+live in closed <details> elements (not laid out until opened); a clean pass is rendered as a few
+lines of text rather than tables (`RunView.compact`), since it is most of the runs and the least
+read; case-level facts (title, arguments) are rendered once per case; templates trim whitespace;
+generated sources are embedded for non-passing runs only unless asked otherwise.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ _PLOT_STATES = BAD_STATES | {"XFAIL"}
 _COMPACT_STATES = frozenset({"PASS", "SKIP"})
 _SOURCE_EMBED_LIMIT = 64 * 1024          # bytes of one generated source shown in the page
 _SOURCE_TOTAL_LIMIT = 3 * 1024 * 1024    # bytes of all embedded sources together
+_SOURCE_SUFFIXES = frozenset({".py", ".ptx", ".ll", ".cu", ".txt"})
 _LIST_LIMIT = 200                        # runs listed per category / comparison list
 _HTTP_URL = re.compile(r"^https?://[^\s<>\"'`]+$", re.IGNORECASE)
 
@@ -310,6 +313,10 @@ class _SourceReader:
 
     def _read(self, value: str) -> tuple[str | None, str]:
         path = Path(value)
+        # Results may come from elsewhere (a CI artifact): embed only generated-code files, never
+        # whatever other file a record happens to name.
+        if path.suffix.lower() not in _SOURCE_SUFFIXES:
+            return None, f"not embedded: only {', '.join(sorted(_SOURCE_SUFFIXES))} files are"
         candidates = [path] if path.is_absolute() else [root / path for root in self.roots]
         for candidate in candidates:
             try:

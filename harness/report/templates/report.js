@@ -66,7 +66,7 @@
     });
   }
 
-  /* "#filter=FAIL,ERROR&tag=x&q=text&open=run-..." selects a view (and opens a detail in place);
+  /* "#filter=FAIL,ERROR&tag=x&q=text&sort=bad&open=run-..." selects a view (and opens a detail in place);
      a plain "#run-..." / "#case-..." opens that detail and scrolls to it. */
   function decode(text) {
     try { return decodeURIComponent(text); } catch (err) { return text; }
@@ -78,7 +78,7 @@
 
   function fromHash() {
     var hash = location.hash.slice(1);
-    if (/^(filter|tag|q|open)=/.test(hash)) {
+    if (/^(filter|tag|q|sort|open)=/.test(hash)) {
       var params = {};
       hash.split('&').forEach(function (kv) {
         var i = kv.indexOf('=');
@@ -89,6 +89,7 @@
       form.querySelectorAll('input[name=state]').forEach(function (box) { box.checked = wanted.indexOf(box.value) >= 0; });
       if (params.tag !== undefined) form.elements.tag.value = params.tag;
       if (params.q !== undefined) form.elements.q.value = params.q;
+      if (params.sort !== undefined) { form.elements.sort.value = params.sort; sortRows(); }
       apply(false);
     } else if (hash) {
       var target = doc.getElementById(decode(hash));

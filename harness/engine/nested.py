@@ -1,0 +1,94 @@
+"""Device-side autodiff and device-function calls: child compile jobs and their configuration.
+
+A nested job must be compiled for its parent's target with its parent's configuration (the bug
+of Enzyme.jl issue 2395 was a nested primal job built for the host). The engine checks this before
+compiling anything; `nested_config: native` reproduces the historical failure on purpose.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..backends.base import TargetConfig
+from ..errors import NestedCompilationError, UnsupportedError
+from .analysis import owned_arrays, varied_values
+from .codegen import Signature, function_text
+from .frontend import KernelSource, parse_kernel, resolve_global
+from .ir import KernelIR, Lit, Nested, Param
+from .jobs import CompilerJob
+from .normalize import lower_kernel
+from .types import literal_type
+
+
+def uses_autodiff(src: KernelSource) -> bool:
+    from ..device import autodiff
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            try:
+                if isinstance(f, ast.Name):
+                    obj = resolve_global(src, f.id)
+                elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                    obj = getattr(resolve_global(src, f.value.id), f.attr, None)
+                else:
+                    continue
+            except KeyError:
+                continue
+            if obj is autodiff:
+                return True
+    return False
+
+
+def host_config(parent: TargetConfig) -> TargetConfig:
+    """The configuration a job gets when it ignores its parent: the host's defaults."""
+    return TargetConfig("host", None, False, False)
+
+
+def check_inherits(child: CompilerJob, parent: CompilerJob) -> None:
+    if child.config != parent.config:
+        c, p = child.config, parent.config
+        raise NestedCompilationError(
+            f"nested job {child.function} ({child.mode}) is configured for target {c.target}"
+            f"{' (cc ' + '.'.join(map(str, c.compute_capability)) + ')' if c.compute_capability else ''}, "
+            f"but its parent {parent.function} ({parent.mode}) is compiled for {p.target}"
+            f"{' (cc ' + '.'.join(map(str, p.compute_capability)) + ')' if p.compute_capability else ''}: "
+            f"a nested job must inherit its parent's target and configuration")
+
+
+def record_inlined_calls(root: CompilerJob, ir: KernelIR) -> None:
+    """Helpers inlined into `ir` are child jobs of their caller, in `root`'s mode and config."""
+    by_name = {root.function: root}
+    for callee, caller, _line in ir.calls:
+        parent = by_name.get(caller, root)
+        if callee not in by_name:
+            by_name[callee] = parent.child(callee, root.mode, root.config)
+
+
+def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int) -> tuple[str, str, KernelIR]:
+    """The derivative of `nested.function` as a device function: (name, def text, its IR)."""
+    src = parse_kernel(nested.function)
+    if len(src.params) != len(nested.args):
+        raise UnsupportedError(f"autodiff passes {len(nested.args)} arguments to {src.name}, "
+                               f"which takes {len(src.params)}", file=kernel_ir.file, line=nested.line)
+    params, activity = [], {}
+    for name, arg in zip(src.params, nested.args):
+        if arg.is_array:
+            p = kernel_ir.param(arg.value)
+            params.append(Param(name, "array", p.dtype, p.ndim))
+        else:
+            dtype = literal_type(arg.value.value) if isinstance(arg.value, Lit) else kernel_ir.types[arg.value]
+            params.append(Param(name, "scalar", dtype))
+        activity[name] = arg.activity
+    f_ir = lower_kernel(src, params, device=True)
+    varied = varied_values(f_ir, activity)
+    sig = Signature(activity=activity, owned=frozenset(owned_arrays(f_ir, config.shape)))
+    fname = f"{src.name}__{nested.mode}_dev{index}"
+    _, text = function_text(f_ir, nested.mode, sig, varied, device=True, name=fname)
+    # the results' types: adjoints of Active scalars (reverse) or the result's tangent (forward)
+    if nested.mode == "reverse":
+        actives = [p for p in params if activity[p.name] == "active"]
+        for t, p in zip(nested.targets, actives):
+            kernel_ir.types[t] = p.dtype
+    elif nested.targets and f_ir.returns:
+        kernel_ir.types[nested.targets[0]] = f_ir.types.get(f_ir.returns[0], "float64") \
+            if isinstance(f_ir.returns[0], str) else "float64"
+    return fname, text, f_ir

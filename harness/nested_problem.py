@@ -1,0 +1,61 @@
+"""Check a kernel that differentiates on the device: its shadow outputs against finite differences.
+
+A kernel `df(A, dA)` that calls `autodiff(mode, f, Duplicated(A, dA))` is itself a primal launch.
+Seen from the host it maps the primal arrays named in `check.nested.args` from their initial to
+their final values (F); the shadows must then hold J dA_in (forward) or J^T dA_in (reverse),
+which is exactly what the gradient oracles check, with F evaluated by launching df itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernel_problem import KernelProblem
+from .oracles.problem import StateVar
+
+
+class NestedProblem(KernelProblem):
+    def __init__(self, engine, kernel, config, args, pairs: dict[str, str], mode: str):
+        super().__init__(engine, kernel, config, args)
+        names = {a.spec.name: a for a in args}
+        for primal, shadow in pairs.items():
+            if primal not in names or shadow not in names:
+                raise ValueError(f"check.nested.args names {primal!r}/{shadow!r}, which are not kernel arguments")
+        self.pairs, self.nested_mode = pairs, mode
+        self.inputs = [StateVar(p, tuple(names[p].value.shape)) for p in pairs]
+        self.outputs = list(self.inputs)
+        self.width = 1
+
+    def _run(self, primal_state: dict | None, shadows: dict, as_float64: bool) -> list:
+        overrides = dict(primal_state or {})
+        overrides.update({self.pairs[p]: v for p, v in shadows.items()})
+        values = self._device_values(overrides, as_float64=as_float64)
+        self.last_launch = self.engine.launch(self.kernel, self.config, *values, mode="primal")
+        return values
+
+    def _read(self, values, names) -> dict:
+        by_name = {a.spec.name: v for a, v in zip(self.args, values)}
+        return {n: self.backend.to_host(by_name[n]).astype(np.float64) for n in names}
+
+    def base_point(self) -> dict:
+        return {p: np.array(self._arg(p).value, dtype=np.float64) for p in self.pairs}
+
+    def _arg(self, name):
+        return next(a for a in self.args if a.spec.name == name)
+
+    def primal64(self, state: dict) -> dict:
+        zero = {p: np.zeros(self._arg(p).value.shape) for p in self.pairs}
+        values = self._run(state, zero, as_float64=True)
+        return self._read(values, list(self.pairs))
+
+    def _derivative(self, seed: dict, mode: str) -> dict:
+        if mode != self.nested_mode:
+            raise NotImplementedError(f"the kernel differentiates in {self.nested_mode} mode only")
+        values = self._run(None, seed, as_float64=False)
+        out = self._read(values, list(self.pairs.values()))
+        return {p: out[s] for p, s in self.pairs.items()}
+
+    def jvp(self, tangent: dict) -> dict:
+        return self._derivative(tangent, "forward")
+
+    def vjp(self, cotangent: dict) -> dict:
+        return self._derivative(cotangent, "reverse")

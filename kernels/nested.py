@@ -1,0 +1,49 @@
+"""Device-side autodiff inside kernels (Enzyme.jl issue 2395 and relatives)."""
+from numba import cuda
+
+from harness.device import Active, Const, Duplicated, Forward, Reverse, autodiff
+
+
+def f(A):
+    """The function Enzyme.jl issue 2395 differentiates: A[0] *= A[0]."""
+    A[0] *= A[0]
+
+
+def df(A, dA):
+    autodiff(Reverse, f, Duplicated(A, dA))
+
+
+def df_forward(A, dA):
+    autodiff(Forward, f, Duplicated(A, dA))
+
+
+def add(s, a, b):
+    """Enzyme.jl issue 230's f!: s[i] = a[i] + b[i]."""
+    i = cuda.grid(1)
+    if i < s.shape[0]:
+        s[i] = a[i] + b[i]
+
+
+def dadd(s, ds, a, da, b, db):
+    autodiff(Reverse, add, Duplicated(s, ds), Duplicated(a, da), Duplicated(b, db))
+
+
+def square_at(A, i):
+    A[i] *= A[i]
+
+
+def dsquare(A, dA):
+    """KernelAbstractions PR 454 shape: each thread differentiates A[I] *= A[I] for its own I."""
+    i = cuda.grid(1)
+    if i < A.shape[0]:
+        autodiff(Reverse, square_at, Duplicated(A, dA), Const(i))
+
+
+def scaled_sum(x, a):
+    return a * (x[0] + x[1])
+
+
+def dscaled(x, dx, a, out):
+    """Reverse with an Active scalar: the adjoint of a comes back from autodiff."""
+    da, = autodiff(Reverse, scaled_sum, Duplicated(x, dx), Active(a))
+    out[0] = da
