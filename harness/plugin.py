@@ -115,41 +115,40 @@ class RunItem(pytest.Item):
 
 # ----------------------------------------------------------------------------- results and report
 
-def pytest_sessionstart(session):
-    config = session.config
-    if not _is_controller(config) or not config.getoption("results"):
-        return
-    from .results import ResultsWriter, collect_metadata
-    path = Path(config.getoption("results"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        path.unlink()                      # one results file per session; keep old ones as baselines
-    writer = ResultsWriter(path)
-    writer.write_meta(collect_metadata(config.harness_backend))
-    config.harness_writer = writer
-
-
-def pytest_runtest_logreport(report):
-    if report.when != "call" and not (report.when == "setup" and report.failed):
-        return
-    for key, value in getattr(report, "user_properties", []):
-        if key == OUTCOME_KEY:
-            writer = _writer_of(report)
-            if writer is not None:
-                writer.append(value)
-
-
 _session_config = None
-
-
-def _writer_of(report):
-    return getattr(_session_config, "harness_writer", None) if _session_config else None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session):
     global _session_config
     _session_config = session.config
+
+
+def _writer(config):
+    """The session's results writer, created with the first outcome (so sessions that run no
+    case, such as the harness's own unit tests, leave reports/ alone)."""
+    if config.harness_writer is None and config.getoption("results"):
+        from .results import ResultsWriter, collect_metadata
+        path = Path(config.getoption("results"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            path.unlink()                  # one results file per session; keep old ones as baselines
+        config.harness_writer = ResultsWriter(path)
+        config.harness_writer.write_meta(collect_metadata(config.harness_backend))
+    return config.harness_writer
+
+
+def pytest_runtest_logreport(report):
+    if report.when != "call" and not (report.when == "setup" and report.failed):
+        return
+    config = _session_config
+    if config is None or not _is_controller(config):
+        return
+    for key, value in getattr(report, "user_properties", []):
+        if key == OUTCOME_KEY:
+            writer = _writer(config)
+            if writer is not None:
+                writer.append(value)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ActivityError, UnsupportedError
-from .ir import Assign, If, KernelIR, Lit, Load, Nested, Prim, Special, Store, walk
+from .ir import Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
 from .rules import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from .types import is_float
 
@@ -18,7 +18,8 @@ DIFFERENTIABLE = ("duplicated", "duplicated_no_need", "batch_duplicated", "activ
 def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
     """SSA values that depend on a differentiable input (forward activity analysis).
 
-    Straight-line code with structured ifs: one pass in program order reaches the fixed point.
+    Structured ifs need one pass in program order; loops feed their carried registers back, so
+    the pass repeats until nothing new becomes varied (the lattice is finite: a few passes).
     """
     varied = {p.name for p in ir.params if p.kind == "scalar" and activity[p.name] in DIFFERENTIABLE
               and is_float(p.dtype)}
@@ -53,9 +54,49 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                 for target, a, b in s.phis:
                     if is_float(ir.types[target]) and (a in varied or b in varied):
                         varied.add(target)
+            elif isinstance(s, Loop):
+                visit(s.header)
+                visit(s.body)
+                for reg, nxt in s.carried:
+                    if is_float(ir.types[reg]) and isinstance(nxt, str) and nxt in varied:
+                        varied.add(reg)
 
-    visit(ir.body)
-    return varied
+    while True:
+        before = len(varied)
+        visit(ir.body)
+        if len(varied) == before:
+            return varied
+
+
+def mark_taped_loads(ir: KernelIR) -> None:
+    """Inside a loop, a load from an array the kernel also writes cannot be replayed in the
+    reverse sweep (the array holds its final values by then): its value goes on the tape."""
+    stored = {s.array for s in walk(ir.body) if isinstance(s, Store)}
+
+    def visit(stmts, depth):
+        for s in stmts:
+            if isinstance(s, If):
+                visit(s.body, depth)
+                visit(s.orelse, depth)
+            elif isinstance(s, Loop):
+                for inner in list(s.header) + list(s.body):
+                    for t in walk([inner]):
+                        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored:
+                            if depth > 0 or any(t is x for x in _nested_loop_stmts(s)):
+                                raise UnsupportedError(
+                                    f"'{t.expr.array}' is read in a nested loop and written by the kernel: "
+                                    "the reverse sweep cannot replay that read", file=ir.file, line=t.line)
+                            s.taped_loads.add(t.target)
+                visit(s.body, depth + 1)
+
+    visit(ir.body, 0)
+
+
+def _nested_loop_stmts(loop: Loop):
+    for s in walk(loop.body):
+        if isinstance(s, Loop):
+            yield from walk(s.header)
+            yield from walk(s.body)
 
 
 def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str]) -> None:
@@ -123,6 +164,15 @@ def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
                 for target, a, b in s.phis:
                     fa, fb = form_of(a), form_of(b)
                     forms[target] = fa if fa is not None and fa == fb else None
+            elif isinstance(s, Loop):
+                # registers change every iteration, so do the loop variable and what derives
+                # from them: iteration k of one thread may meet iteration k' of another
+                for reg, _ in s.carried:
+                    forms[reg] = None
+                if s.var:
+                    forms[s.var] = None
+                visit(s.header)
+                visit(s.body)
 
     visit(ir.body)
     return forms

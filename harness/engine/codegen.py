@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass
 
 from .analysis import DIFFERENTIABLE
-from .ir import Assign, If, KernelIR, Lit, Load, Nested, Prim, Special, Store, walk
+from ..errors import UnsupportedError
+from .ir import Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
 from .rules import CONSTANTS, PARTIALS
 from .types import is_float
 
@@ -39,6 +40,7 @@ class Signature:
     width: int = 1                    # batch width (shadows per differentiable argument)
     owned: frozenset = frozenset()    # arrays whose adjoint updates need no atomics
     skip_store: frozenset = frozenset()   # DuplicatedNoNeed arrays never read: primal not written
+    tape_size: int = 64               # iterations per dynamic loop the reverse sweep can replay
 
 
 def atom(a) -> str:
@@ -133,6 +135,10 @@ class Emitter:
         self.lines: list[str] = []
         self.depth = 1
         self.nested_names: dict = {}
+        self.taping = False
+        self.tape_size = sig.tape_size
+        self.taped_loads = {t for s in walk(ir.body) if isinstance(s, Loop) for t in s.taped_loads}
+        self.has_loops = any(isinstance(s, Loop) for s in walk(ir.body))
         taken = set(ir.types) | {p.name for p in ir.params}
         self.prefix = "d_"
         while any(n.startswith(self.prefix) for n in taken):
@@ -218,6 +224,8 @@ class Emitter:
                 out += [self.d(p.name, j) for j in self.lanes()]
         if mode == "reverse" and self.active_scalars():
             out.append(self.prefix + "active_out")
+        if mode == "reverse" and self.has_loops:
+            out.append(self.prefix + "tape_overflow")
         return out
 
     def active_scalars(self) -> list[str]:
@@ -227,6 +235,17 @@ class Emitter:
     # ------------------------------------------------------------------ forward mode
     def forward(self, stmts):
         for s in stmts:
+            if isinstance(s, Loop):
+                self.loop_head(s)
+                self.depth += 1
+                if s.kind == "while":
+                    self.forward(s.header)
+                    self.line(f"if not {atom(s.cond)}:")
+                    self.line("    break")
+                self.forward(s.body)
+                self.carry_moves(s, tangents=True)
+                self.depth -= 1
+                continue
             if isinstance(s, If):
                 self.emit_if(s, lambda: (self.forward(s.body), self.forward_phis(s.phis, 1)),
                              lambda: (self.forward(s.orelse), self.forward_phis(s.phis, 2)))
@@ -239,6 +258,127 @@ class Emitter:
                 for j in self.lanes():
                     value = self.d(s.value, j) if self.is_varied(s.value) else "0"
                     self.line(f"{self.d(s.array, j)}[{index_text(s.index)}] = {value}")
+
+    # ------------------------------------------------------------------ loops
+    def loop_head(self, s: Loop):
+        if s.kind == "for":
+            self.line(f"for {s.var} in range({atom(s.start)}, {atom(s.stop)}, {s.step}):" + self.comment_line(s.line))
+        else:
+            self.line("while True:" + self.comment_line(s.line))
+
+    def carry_moves(self, s: Loop, tangents: bool):
+        """Registers take their end-of-body values all at once (a swap must not see itself)."""
+        if not s.carried:
+            return
+        regs = ", ".join(r for r, _ in s.carried)
+        vals = ", ".join(atom(v) for _, v in s.carried)
+        self.line(f"{regs} = {vals}")
+        if tangents:
+            pairs = [(r, v) for r, v in s.carried if r in self.varied]
+            for j in self.lanes():
+                if pairs:
+                    lhs = ", ".join(self.d(r, j) for r, _ in pairs)
+                    rhs = ", ".join(self.d(v, j) if self.is_varied(v) else f"{self.ftype(r)}(0.0)" for r, v in pairs)
+                    self.line(f"{lhs} = {rhs}")
+
+    def tape_name(self, name: str) -> str:
+        return f"_tape_{name.lstrip('_')}"
+
+    def taped(self, s: Loop) -> list[str]:
+        """Values the reverse sweep restores per iteration: the registers and the taped loads."""
+        return [r for r, _ in s.carried] + sorted(s.taped_loads)
+
+    def tape_declarations(self, stmts):
+        for s in walk(stmts):
+            if isinstance(s, Loop):
+                for name in self.taped(s):
+                    t = self.ir.types.get(name, "int64")
+                    dtype = t if is_float(t) else "int64"
+                    self.line(f"{self.tape_name(name)} = cuda.local.array({self.tape_size}, {dtype})")
+
+    def loop_sweep(self, s: Loop, stores: bool):
+        """The loop run forward in a reverse kernel, recording each iteration on the tape."""
+        n = f"_n{s.id}"
+        self.line(f"{n} = 0")
+        self.loop_head(s)
+        self.depth += 1
+        if s.kind == "while":
+            self.replay_block(s.header, None, stores, record=n, loop=s)
+            self.line(f"if not {atom(s.cond)}:")
+            self.line("    break")
+        self.line(f"if {n} < {self.tape_size}:")
+        self.depth += 1
+        for name in [r for r, _ in s.carried]:
+            self.line(f"{self.tape_name(name)}[{n}] = {name}")
+        self.line("pass")
+        self.depth -= 1
+        self.line("else:")
+        self.line(f"    {self.prefix}tape_overflow[0] = {s.line}")
+        self.replay_block(s.body, None, stores, record=n, loop=s)
+        self.carry_moves(s, tangents=False)
+        self.line(f"{n} += 1")
+        self.depth -= 1
+
+    def replay_block(self, stmts, tape_index, stores: bool, record: str | None = None, loop: Loop | None = None):
+        """Primal statements. With tape_index, taped loads come from the tape instead of memory;
+        with record, taped loads are also written to it; stores only when `stores`."""
+        for s in stmts:
+            if isinstance(s, Loop):
+                self.loop_sweep(s, stores)
+            elif isinstance(s, If):
+                self.emit_if(s, lambda: (self.replay_block(s.body, tape_index, stores, record, loop),
+                                         self.primal_phis(s.phis, 1)),
+                             lambda: (self.replay_block(s.orelse, tape_index, stores, record, loop),
+                                      self.primal_phis(s.phis, 2)))
+            elif isinstance(s, Store):
+                if stores:
+                    self.primal(s)
+            elif isinstance(s, Assign) and tape_index is not None and s.target in self.taped_loads:
+                self.line(f"{s.target} = {self.tape_name(s.target)}[{tape_index}]")
+            else:
+                self.primal(s)
+                if record and isinstance(s, Assign) and loop is not None and s.target in loop.taped_loads:
+                    self.line(f"if {record} < {self.tape_size}:")
+                    self.line(f"    {self.tape_name(s.target)}[{record}] = {s.target}")
+
+    def reverse_loop(self, s: Loop):
+        n, r = f"_n{s.id}", f"_r{s.id}"
+        self.line(f"for {r} in range(min({n}, {self.tape_size}) - 1, -1, -1):" + self.comment_line(s.line))
+        self.depth += 1
+        if s.kind == "for":
+            self.line(f"{s.var} = {atom(s.start)} + {r} * {s.step}")
+        for name in [reg for reg, _ in s.carried]:
+            self.line(f"{name} = {self.tape_name(name)}[{r}]")
+        self.replay_block(s.header, r, stores=False)
+        self.replay_block(s.body, r, stores=False)
+        carried = {reg for reg, _ in s.carried}
+        local = sorted(v for v in self.varied if v in self.assigned_in(s) and v not in carried)
+        for name in local:                     # body values are fresh every iteration
+            for j in self.lanes():
+                self.line(f"{self.d(name, j)} = {self.ftype(name)}(0.0)")
+        pairs = [(reg, nxt) for reg, nxt in s.carried if reg in self.varied]
+        for j in self.lanes():
+            for k, (reg, _) in enumerate(pairs):
+                self.line(f"_c{k} = {self.d(reg, j)}")
+                self.line(f"{self.d(reg, j)} = {self.ftype(reg)}(0.0)")
+            for k, (reg, nxt) in enumerate(pairs):
+                if self.is_varied(nxt):
+                    self.line(f"{self.d(nxt, j)} += _c{k}")
+        self.reverse(s.body)
+        self.reverse(s.header)
+        self.line("pass")
+        self.depth -= 1
+
+    def assigned_in(self, s: Loop) -> set[str]:
+        out = set()
+        for t in walk(list(s.header) + list(s.body)):
+            if isinstance(t, Assign):
+                out.add(t.target)
+            elif isinstance(t, If):
+                out |= {p[0] for p in t.phis}
+            elif isinstance(t, Loop):
+                out |= {reg for reg, _ in t.carried}
+        return out
 
     def forward_phis(self, phis, side: int):
         for phi in phis:
@@ -261,11 +401,27 @@ class Emitter:
             da = self.d(a, lane)
             terms.append(da if p == f"{self.ftype(s.target)}(1.0)" else
                          f"-{da}" if p == f"-{self.ftype(s.target)}(1.0)" else f"({p}) * {da}")
+        if not terms:                         # e.g. a register initialised from a constant
+            return f"{self.ftype(s.target)}(0.0)"
         return " + ".join(terms).replace("+ -", "- ")
 
     # ------------------------------------------------------------------ reverse mode
     def reverse_replay(self, stmts):
         for s in stmts:
+            if isinstance(s, Loop):
+                if self.taping:
+                    self.loop_sweep(s, stores=True)
+                else:
+                    self.loop_head(s)
+                    self.depth += 1
+                    if s.kind == "while":
+                        self.reverse_replay(s.header)
+                        self.line(f"if not {atom(s.cond)}:")
+                        self.line("    break")
+                    self.reverse_replay(s.body)
+                    self.carry_moves(s, tangents=False)
+                    self.depth -= 1
+                continue
             if isinstance(s, If):
                 self.emit_if(s, lambda: (self.reverse_replay(s.body), self.primal_phis(s.phis, 1)),
                              lambda: (self.reverse_replay(s.orelse), self.primal_phis(s.phis, 2)))
@@ -294,7 +450,9 @@ class Emitter:
 
     def reverse(self, stmts):
         for s in reversed(stmts):
-            if isinstance(s, If):
+            if isinstance(s, Loop):
+                self.reverse_loop(s)
+            elif isinstance(s, If):
                 self.emit_if(s, lambda: (self.reverse_phis(s.phis, 1), self.reverse(s.body)),
                              lambda: (self.reverse_phis(s.phis, 2), self.reverse(s.orelse)))
             elif isinstance(s, Store) and s.array in self.diff_arrays:
@@ -340,6 +498,13 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
             r = ir.returns[0]
             em.line(f"return {em.d(r, 0) if em.is_varied(r) else '0.0'}")
     elif mode == "reverse":
+        if device and em.has_loops:
+            raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
+                                   "yet (its tape has no overflow channel)", file=ir.file, line=ir.body[0].line if ir.body else None)
+        em.taping = True
+        if em.has_loops:
+            em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
+            em.tape_declarations(ir.body)
         em.line("# forward sweep: replay the primal, keeping every value in registers")
         em.reverse_replay(ir.body)
         em.line("# reverse sweep: adjoints in reverse statement order")

@@ -92,7 +92,31 @@ class Nested:
     line: int
 
 
-Stmt = Union[Assign, Store, If, Nested]
+@dataclass
+class Loop:
+    """A loop whose trip count is known only at run time: `for var in range(start, stop, step)`
+    (kind 'for') or `while cond` (kind 'while', `header` recomputes `cond` each iteration).
+
+    Loop-carried scalars are mutable registers: `carried` lists (register, value at the end of
+    the body); the register is initialised by an ordinary copy just before the loop. The reverse
+    sweep restores each iteration's registers from a per-thread tape, replays the body without
+    its stores, then runs the body's adjoint.
+    """
+    kind: str
+    body: list
+    carried: list[tuple[str, Atom]]
+    line: int
+    id: int
+    var: str | None = None
+    start: Atom | None = None
+    stop: Atom | None = None
+    step: int = 1
+    header: list = field(default_factory=list)
+    cond: Atom | None = None
+    taped_loads: set = field(default_factory=set)    # SSA names of loads replayed from the tape
+
+
+Stmt = Union[Assign, Store, If, Nested, Loop]
 
 
 @dataclass
@@ -129,3 +153,6 @@ def walk(stmts):
         if isinstance(s, If):
             yield from walk(s.body)
             yield from walk(s.orelse)
+        elif isinstance(s, Loop):
+            yield from walk(s.header)
+            yield from walk(s.body)

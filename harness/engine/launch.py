@@ -15,12 +15,13 @@ import numpy as np
 
 from ..backends import get_backend
 from ..model import MODES
-from .analysis import LaunchShape, check_const_arrays, owned_arrays, varied_values
+from ..errors import UnsupportedError
+from .analysis import LaunchShape, check_const_arrays, mark_taped_loads, owned_arrays, varied_values
 from .cache import load_function, write_module
 from .codegen import Signature, function_text, generate, module_text
 from .nested import check_inherits, host_config, nested_function, record_inlined_calls, uses_autodiff
 from .frontend import parse_kernel, python_function
-from .ir import Assign, Load, Param, walk
+from .ir import Assign, Load, Loop, Param, walk
 from .jobs import CompilerJob
 from .normalize import lower_kernel
 from .signature import ArgInfo, classify
@@ -61,6 +62,7 @@ class EngineOptions:
     nested_config: str = "inherit"    # inherit | native
     fastmath: bool = False
     debug: bool = False
+    tape_size: int = 64               # iterations of a dynamic loop the reverse sweep can replay
 
     @staticmethod
     def from_dict(d: dict | None) -> "EngineOptions":
@@ -77,6 +79,7 @@ class Plan:
     source_path: str | None = None
     active_names: tuple[str, ...] = ()
     ptx: str | None = None
+    tape_overflow: bool = False       # the kernel reports loops that outran the tape
 
 
 @dataclass
@@ -111,7 +114,19 @@ class Engine:
         if not self.backend.can_launch:
             return LaunchResult(plan=plan)
         kernel_args, active_out = self._kernel_args(infos, mode, plan)
+        overflow = None
+        if plan.tape_overflow:
+            overflow = self.backend.zeros(1, np.int32)
+            kernel_args.append(overflow)
         self.backend.launch(plan.compiled, config.grid, config.block, kernel_args)
+        if overflow is not None:
+            line = int(self.backend.to_host(overflow)[0])
+            if line:
+                src = self._sources[id(python_function(kernel))]
+                raise UnsupportedError(
+                    f"the loop at line {line} ran more than {self.options.tape_size} iterations in a thread: "
+                    f"its reverse sweep cannot replay them (raise engine option tape_size)",
+                    file=src.file, line=line)
         result = LaunchResult(plan=plan)
         if active_out is not None:
             values = self.backend.to_host(active_out)
@@ -149,6 +164,8 @@ class Engine:
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
         ir = lower_kernel(src, params)
         record_inlined_calls(job, ir)
+        if mode == "reverse":
+            mark_taped_loads(ir)
         activity = {i.name: i.activity for i in infos}
         varied = varied_values(ir, activity)
         check_const_arrays(ir, activity, varied)
@@ -157,7 +174,8 @@ class Engine:
         sig = Signature(activity=activity, width=width,
                         owned=frozenset(owned_arrays(ir, config.shape)) if mode == "reverse" else frozenset(),
                         skip_store=frozenset(i.name for i in infos
-                                             if i.activity == "duplicated_no_need" and i.name not in loaded))
+                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
+                        tape_size=self.options.tape_size)
         origin = f"{src.file}:{src.tree.lineno}"
         fname, source = generate(ir, mode, sig, varied, origin)
         path = write_module(f"{fn.__name__}__{mode}", source)
@@ -171,12 +189,15 @@ class Engine:
                 types += [_numba_type(i)] * width
             if i.kind == "scalar" and i.differentiable:
                 actives.append(i.name)
+        from numba import types as nt
         if mode == "reverse" and actives:
-            from numba import types as nt
             types.append(nt.Array(nt.float64, 1, "C"))
+        overflow = mode == "reverse" and any(isinstance(s, Loop) for s in walk(ir.body))
+        if overflow:
+            types.append(nt.Array(nt.int32, 1, "C"))
         compiled = self.backend.compile(gen_fn, tuple(types), target)
         return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives),
-                    ptx=compiled if isinstance(compiled, str) else None)
+                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow)
 
     def _build_nested(self, src, infos, params, config, job, key) -> Plan:
         """A kernel calling autodiff on the device: generate each derivative as a device function

@@ -16,11 +16,22 @@ import math
 
 from ..errors import UnsupportedError
 from .frontend import FUNCTIONS, KernelSource, module_kind, resolve_global
-from .ir import Assign, If, KernelIR, Lit, Load, Param, Prim, Special, Store
-from .types import infer_prim_type, literal_type
+from .ir import Assign, If, KernelIR, Lit, Load, Loop, Param, Prim, Special, Store
+from .types import infer_prim_type, literal_type, promote as _promote
+
+
+def promote_types(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if a == "bool" and b == "bool":
+        return "bool"
+    return _promote([a, b])
 
 LIVE = "_live"
 RET = "_ret"
+BREAK = "_brk"
+SKIP = "_skip"
+UNROLL_LIMIT = 16            # static range loops up to this trip count are unrolled
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor",
@@ -93,6 +104,70 @@ def prepare_body(src: KernelSource, values: bool) -> list:
     return [init] + lower_returns(body, src, values)
 
 
+def _has_jump(stmts) -> bool:
+    """break/continue belonging to this loop body (not to a nested loop)."""
+    for s in stmts:
+        if isinstance(s, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(s, ast.If) and (_has_jump(s.body) or _has_jump(s.orelse)):
+            return True
+    return False
+
+
+def _uses(stmts, name) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for s in stmts for n in ast.walk(s))
+
+
+def _assigned_names(stmts) -> set[str]:
+    names = set()
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+    return names
+
+
+def lower_jumps(stmts: list, src: KernelSource, brk: str, skip: str) -> list:
+    """`break` sets the loop-carried flag _brk (later iterations do nothing; a while loop stops);
+    `continue` sets _skip, reset at the top of every iteration. Statements after a jump are guarded."""
+    if not _has_jump(stmts):
+        return stmts
+    body = _lower_jumps_block(stmts, src, brk, skip)
+    if _uses(body, skip):
+        body = [ast.Assign([ast.Name(skip, ast.Store())], ast.Constant(False))] + body
+    guard = ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load()))
+    if _uses(body, brk):
+        body = [ast.If(guard, body, [])]
+    for n in body:
+        ast.fix_missing_locations(n)
+        ast.copy_location(n, stmts[0])
+    return body
+
+
+def _lower_jumps_block(stmts, src, brk, skip):
+    out = []
+    for k, s in enumerate(stmts):
+        if isinstance(s, (ast.Break, ast.Continue)):
+            flag = brk if isinstance(s, ast.Break) else skip
+            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
+            return out
+        if isinstance(s, ast.If) and _has_jump([s]):
+            s = copy.copy(s)
+            s.body = _lower_jumps_block(s.body, src, brk, skip)
+            s.orelse = _lower_jumps_block(s.orelse, src, brk, skip)
+            out.append(s)
+            rest = stmts[k + 1:]
+            if rest:
+                live = ast.BoolOp(ast.And(), [ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load())),
+                                              ast.UnaryOp(ast.Not(), ast.Name(skip, ast.Load()))]) \
+                    if _uses([s], skip) and _uses([s], brk) else \
+                    ast.UnaryOp(ast.Not(), ast.Name(skip if _uses([s], skip) else brk, ast.Load()))
+                out.append(ast.copy_location(ast.If(live, _lower_jumps_block(rest, src, brk, skip), []), rest[0]))
+            return out
+        out.append(s)
+    return out
+
+
 # ----------------------------------------------------------------------------- pass 2: SSA
 
 class Lowerer:
@@ -107,6 +182,8 @@ class Lowerer:
         self.nested: list = []                 # device-side autodiff calls (ir.Nested)
         self.nodiff: set[str] = set()          # values computed inside custom-rule primals
         self.nodiff_depth = 0
+        self.nloops = 0
+        self.njumps = 0
         self.types: dict[str, str] = {p.name: p.dtype for p in params if p.kind == "scalar"}
         self.env: dict[str, str] = {p.name: p.name for p in params if p.kind == "scalar"}
         self.versions: dict[str, int] = {}
@@ -198,8 +275,12 @@ class Lowerer:
             raise self.err(s, f"statement `{ast.unparse(s).strip()}` is not supported by the AD transform yet")
         elif isinstance(s, ast.Pass):
             return
-        elif isinstance(s, (ast.For, ast.While)):
-            raise self.err(s, "loops are not supported by the AD transform yet")
+        elif isinstance(s, ast.For):
+            self.for_loop(s, out)
+        elif isinstance(s, ast.While):
+            self.while_loop(s, out)
+        elif isinstance(s, (ast.Break, ast.Continue)):
+            raise self.err(s, f"`{type(s).__name__.lower()}` outside a loop body")
         else:
             raise self.err(s, f"{type(s).__name__} statements are not supported by the AD transform")
 
@@ -267,6 +348,109 @@ class Lowerer:
         self.env = merged
         self.line = line
         out.append(If(cond, body, orelse, line, phis))
+
+    # -- loops
+    def for_loop(self, s: ast.For, out):
+        it = s.iter
+        if s.orelse:
+            raise self.err(s, "`for ... else` is not supported")
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and not it.keywords and 1 <= len(it.args) <= 3):
+            raise self.err(s, "only `for v in range(...)` loops are supported")
+        if not isinstance(s.target, ast.Name):
+            raise self.err(s.target, "the loop variable must be a single name")
+        args = list(it.args)
+        step_node = args[2] if len(args) == 3 else ast.Constant(1)
+        start_node = args[0] if len(args) >= 2 else ast.Constant(0)
+        stop_node = args[1] if len(args) >= 2 else args[0]
+        step = self.literal_int(step_node) if not (isinstance(step_node, ast.UnaryOp)
+                                                   and isinstance(step_node.operand, ast.Constant)) \
+            else -self.literal_int(step_node.operand)
+        if step == 0:
+            raise self.err(step_node, "range() step must not be zero")
+        start, stop = self.expr(start_node, out), self.expr(stop_node, out)
+        if isinstance(start, Lit) and isinstance(stop, Lit) and not _has_jump(s.body):
+            count = len(range(start.value, stop.value, step))
+            if count <= UNROLL_LIMIT:          # small static loops: unrolled, pure SSA, no tape
+                for value in range(start.value, stop.value, step):
+                    self.env[s.target.id] = self.emit_assign(out, self.fresh(s.target.id), Prim("copy", (Lit(value),)))
+                    out.extend(self.block(s.body))
+                return
+        brk, skip = self.jump_flags()
+        body = lower_jumps(s.body, self.src, brk, skip)
+        self.loop(s, out, "for", body, start=start, stop=stop, step=step, var=s.target.id, brk=brk)
+
+    def while_loop(self, s: ast.While, out):
+        if s.orelse:
+            raise self.err(s, "`while ... else` is not supported")
+        brk, skip = self.jump_flags()
+        body = lower_jumps(s.body, self.src, brk, skip)
+        self.loop(s, out, "while", body, test=s.test, brk=brk)
+
+    def jump_flags(self) -> tuple[str, str]:
+        self.njumps += 1
+        return f"{BREAK}{self.njumps}", f"{SKIP}{self.njumps}"
+
+    def loop(self, s, out, kind, body, *, start=None, stop=None, step=1, var=None, test=None, brk=BREAK):
+        """Lower a dynamic loop. Registers for every scalar the body reassigns are created before
+        the loop; their types may widen in the body (s = 0; s += x[k]), in which case the body is
+        lowered again with the wider type so no float is mistaken for an integer."""
+        assigned = _assigned_names(body) | ({brk} if _uses(body, brk) else set())
+        carried_vars = sorted(v for v in assigned if v in self.env or v == brk)
+        if brk in carried_vars and brk not in self.env:
+            self.env[brk] = self.emit_assign(out, self.fresh(brk), Prim("copy", (Lit(False),)))
+        line = self.line
+        widened: dict[str, str] = {}
+        for _attempt in range(3):
+            snapshot = self.snapshot()
+            pre: list = []
+            registers = {}
+            for v in carried_vars:
+                reg = self.fresh(v)
+                self.emit_assign(pre, reg, Prim("copy", (self.env[v],)))
+                if v in widened:
+                    self.types[reg] = widened[v]
+                registers[v] = reg
+                self.env[v] = reg
+            loop_var = self.fresh(var) if var else None
+            if loop_var:
+                self.types[loop_var] = "int64"
+                self.env[var] = loop_var
+            header, cond = [], None
+            if test is not None:
+                cond = self.expr(ast.copy_location(ast.BoolOp(ast.And(), [
+                    ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load())), test]), test)
+                    if brk in carried_vars else test, header)
+            lowered = self.block(body)
+            carried = [(registers[v], self.env[v]) for v in carried_vars if self.env[v] != registers[v]]
+            changed = {v: self.types[registers[v]] for v in carried_vars
+                       if promote_types(self.types[registers[v]], self.atom_type(self.env[v])) != self.types[registers[v]]}
+            if not changed:
+                break
+            for v in changed:
+                widened[v] = promote_types(self.types[registers[v]], self.atom_type(self.env[v]))
+            self.restore(snapshot)
+        else:
+            raise self.err(s, "loop-carried types did not settle")
+        self.nloops += 1
+        out.extend(pre)
+        out.append(Loop(kind, lowered, carried, line, self.nloops, var=loop_var, start=start, stop=stop,
+                        step=step, header=header, cond=cond))
+        for v in carried_vars:
+            self.env[v] = registers[v]       # after the loop a register holds the final value
+        if var:
+            self.env.pop(var, None)          # Python leaves it defined; kernels rarely rely on it
+        self.line = line
+
+    def snapshot(self):
+        return (dict(self.env), dict(self.versions), set(self.taken), self.ntemp, dict(self.types),
+                len(self.calls), len(self.nested), set(self.nodiff), self.nloops, self.njumps)
+
+    def restore(self, snap):
+        (self.env, self.versions, self.taken, self.ntemp, self.types, ncalls, nnested, self.nodiff,
+         self.nloops, self.njumps) = snap
+        del self.calls[ncalls:]
+        del self.nested[nnested:]
 
     # -- expressions
     def expr(self, node, out, target: str | None = None):

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, activity_name
-from ..errors import ActivityError, KernelError
+from ..errors import ActivityError, KernelError, UnsupportedError
 
 _SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
 
@@ -24,13 +24,15 @@ class ArgInfo:
     value: Any
     shadows: tuple = ()               # arrays: shadow arrays; scalars (forward): tangents
     width: int = 1
+    members: tuple = ()               # kind tuple: one ArgInfo per member (primal launches only)
 
     @property
     def differentiable(self) -> bool:
         return self.activity != "const"
 
     def type_key(self) -> tuple:
-        return (self.name, self.kind, self.dtype, self.ndim, self.layout, self.activity)
+        return (self.name, self.kind, self.dtype, self.ndim, self.layout, self.activity) + \
+            tuple(m.type_key() for m in self.members)
 
 
 def _scalar_dtype(value) -> str:
@@ -94,9 +96,7 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
                 tangent = ann.tangent
                 info.shadows = tuple(tangent) if isinstance(tangent, (tuple, list)) else (tangent,)
         else:
-            raise KernelError(
-                f"passing non-bitstype argument: argument {pos} ('{name}') is of type {describe_type(value)}, "
-                "which is neither a device array nor a number", argument=pos, param=name)
+            info = _other_argument(backend, pos, name, act, value, mode)
         if info.kind == "array" and info.activity != "const":
             widths.add(info.width)
         infos.append(info)
@@ -110,6 +110,46 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
                 info.shadows = info.shadows * width
             info.width = width
     return infos
+
+
+def _other_argument(backend, pos: int, name: str, act: str, value, mode: str) -> ArgInfo:
+    """Neither a device array nor a number: the isbits check (harness/isbits.py) refuses it with a
+    KernelError naming the nested offenders, or it is a tuple of isbits values (primal only)."""
+    from ..isbits import check_argument
+    kind = check_argument(pos, name, value, is_array=backend.is_array)
+    where = f"argument {pos} ('{name}')"
+    if kind == "tuple":
+        if mode != "primal":
+            raise UnsupportedError(f"{where} is a tuple: derivative launches take device arrays and scalars, "
+                                   "each with its own activity; pass its members as separate arguments "
+                                   "(for a broadcast: launch: split)")
+        if act != "const":
+            raise ActivityError(f"{where} is a tuple, which is always const in a primal launch (got {act})",
+                                argument=pos, param=name)
+        members = tuple(_member_info(backend, pos, f"{name}[{k}]", v) for k, v in enumerate(value))
+        desc = "(" + ", ".join(m.dtype if m.kind != "array" else f"{m.dtype}[{m.ndim}d,{m.layout}]"
+                               for m in members) + ")"
+        return ArgInfo(pos, name, "tuple", desc, 0, "", act, value, members=members)
+    if kind == "record":
+        raise UnsupportedError(f"{where} is a numpy record: the engine passes device arrays, scalars and "
+                               "tuples of them; pass the record's fields as separate arguments")
+    # an array-like that is isbits but not this backend's device array, or a complex number
+    raise KernelError(f"{where} is of type {describe_type(value)}, which this launcher cannot pass "
+                      "(device arrays, real scalars and tuples of them only)", argument=pos, param=name)
+
+
+def _member_info(backend, pos: int, name: str, value) -> ArgInfo:
+    if backend.is_array(value):
+        return ArgInfo(pos, name, "array", str(value.dtype), value.ndim,
+                       "C" if _c_contiguous(value) else "A", "const", value)
+    if isinstance(value, _SCALAR_TYPES):
+        return ArgInfo(pos, name, "scalar", _scalar_dtype(value), 0, "", "const", value)
+    if isinstance(value, tuple):
+        members = tuple(_member_info(backend, pos, f"{name}[{k}]", v) for k, v in enumerate(value))
+        return ArgInfo(pos, name, "tuple", "tuple", 0, "", "const", value, members=members)
+    raise KernelError(f"argument {pos}: member {name} is of type {describe_type(value)}, which this "
+                      "launcher cannot pass (device arrays, real scalars and tuples of them only)",
+                      argument=pos, param=name.split("[")[0])
 
 
 def _c_contiguous(arr) -> bool:
