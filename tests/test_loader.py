@@ -188,7 +188,7 @@ def test_scalar_type_and_function_args(project):
     text = """\
 id: kinds
 kernel: kernels/k.py:add
-launch: {style: map}
+launch: {threads: 1}
 args:
   out: {scalar: {value: 3}}
   x: {type: numpy.float64}
@@ -200,7 +200,7 @@ expect: {error: {type: KernelError, match: "isbits .* x", argument: 1, param: x}
     assert (out.kind, out.value, out.dtype) == ("scalar", 3, "int64")
     assert (x.kind, x.value, x.activity) == ("type", "numpy.float64", "const")
     assert (y.kind, y.value) == ("function", "kernels/k.py:two")
-    assert case.launch == LaunchSpec(style="map")
+    assert case.launch == LaunchSpec(style="kernel", threads=(1,))
     assert case.expect == Expectation(kind="error", error_type="KernelError",
                                       match="isbits .* x", argument=1, param="x")
 
@@ -383,7 +383,7 @@ ERRORS = [
     ("variant-breaks-base-args", BASE + "variants:\n  v1:\n    seed: 1\n  v2:\n"
                                         "    kernel: kernels/k.py:two\n", 11, "variants.v2",
      ["with variant 'v2' applied", "key 'args.out'", "two(a, b)"]),
-    ("variant-launch-semantics", edit("{threads: 8}", "{style: broadcast}")
+    ("variant-launch-semantics", BASE
      + "variants:\n  v1:\n    launch: {style: kernel}\n", 10, "variants.v1.launch",
      ["needs {threads: N}"]),
 ]
@@ -612,7 +612,7 @@ def test_documented_examples_load(project):
     blocks = [b.split("```", 1)[0] for b in doc.split("```yaml\n")[1:]]
     examples = [b for b in blocks if b.startswith("id: ")]
     assert len(examples) == 2
-    (project / "kernels" / "broadcast.py").write_text("def add(out, x, y):\n    pass\n")
+    (project / "kernels" / "broadcast.py").write_text("def add(x, y):\n    return x + y\n")
     (project / "kernels" / "nested.py").write_text(
         "def f(A):\n    A[0] *= A[0]\n\n\ndef df(A, dA):\n    pass\n")
     broadcast, nested = (load_case_file(write_case(project, text, f"ex{i}.yaml"), project)

@@ -437,6 +437,28 @@ def _check_arg_names(ctx: _Context, args: dict, kernel: KernelRef,
                      f"'{param}'{order}; the kernel is {signature}", ("args", name))
 
 
+def _check_elementwise_args(ctx: _Context, args: dict, kernel: KernelRef,
+                            params: tuple[str, ...], style: str) -> None:
+    """broadcast/map: `kernel` names the scalar function f; the first argument is the destination
+    array (any name), the others are f's operands, named and ordered as f's parameters."""
+    names = list(args)
+    if not names or "array" not in args[names[0]]:
+        ctx.fail(f"the first argument of a {style} launch is its destination and must be an array",
+                 ("args", names[0]) if names else ("args",))
+    dest, signature = names[0], f"{kernel.function}({', '.join(params)})"
+    for position, (name, param) in enumerate(zip_longest(names[1:], params), start=1):
+        if name is None:
+            ctx.fail(f"missing operand '{param}' (argument {position}); a {style} launch takes the "
+                     f"destination '{dest}', then the operands of {signature}", ("args",))
+        if param is None:
+            ctx.fail(f"extra argument '{name}'; a {style} launch takes the destination '{dest}', "
+                     f"then the operands of {signature}", ("args", name))
+        if name != param:
+            ctx.fail(f"argument {position} is '{name}' but operand {position - 1} of {signature} is "
+                     f"'{param}' (after the destination '{dest}', list f's parameters in order)",
+                     ("args", name))
+
+
 def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
     path = ("args", name)
     kind = next(k for k in ARG_KINDS if k in raw)          # the schema allows exactly one
@@ -580,7 +602,10 @@ def _build_launch(ctx: _Context, raw: dict | None) -> LaunchSpec:
     if threads is not None and grid is not None:
         ctx.fail("give either threads (with an optional block size) or grid and block, not both",
                  ("launch", "threads"))
-    if threads is None and (grid is None) != (block is None):
+    if style != "kernel" and (threads is not None or grid is not None):
+        ctx.fail(f"a {style} launch runs one thread per destination element; give at most a block size",
+                 ("launch", "threads" if threads is not None else "grid"))
+    if style == "kernel" and threads is None and (grid is None) != (block is None):
         given, missing = ("grid", "block") if block is None else ("block", "grid")
         ctx.fail(f"launch gives {given} without {missing}; give both, or threads",
                  ("launch", given))
@@ -650,7 +675,11 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
                 variant_names: tuple[str, ...] = ()) -> Case:
     doc = ctx.document
     kernel, params = _resolve_function(ctx, doc["kernel"], ("kernel",))
-    _check_arg_names(ctx, doc["args"], kernel, params)
+    style = (doc.get("launch") or {}).get("style", "kernel")
+    if style in ("broadcast", "map"):
+        _check_elementwise_args(ctx, doc["args"], kernel, params, style)
+    else:
+        _check_arg_names(ctx, doc["args"], kernel, params)
     args = tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items())
     return Case(
         id=doc["id"], source=ctx.source, kernel=kernel, args=args,
