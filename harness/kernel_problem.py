@@ -60,6 +60,7 @@ class KernelProblem:
         self.primal_state_error = 0.0    # derivative launches' primal results vs the primal launch
         self._primal_final = None
         self.last_launch = None
+        self.launches: dict[str, object] = {}    # mode -> its latest LaunchResult
 
     # ------------------------------------------------------------------ helpers
     def _device_values(self, overrides: dict | None = None, as_float64: bool = False) -> list:
@@ -157,6 +158,7 @@ class KernelProblem:
         names = [v.name for v in self.inputs]
         args = self._annotate(values, self._lanes(tangent, names), "forward")
         self.last_launch = self.engine.launch(self.kernel, self.config, *args, mode="forward")
+        self.launches["forward"] = self.last_launch
         self._check_primal_state(values)
         lanes = [{} for _ in range(self.width)]
         for a, ann in zip(self.args, args):
@@ -172,7 +174,7 @@ class KernelProblem:
         names = [v.name for v in self.inputs]
         args = self._annotate(values, self._lanes(cotangent, names), "reverse")
         result = self.engine.launch(self.kernel, self.config, *args, mode="reverse")
-        self.last_launch = result
+        self.last_launch = self.launches["reverse"] = result
         self._check_primal_state(values)
         lanes = [{} for _ in range(self.width)]
         for a, ann in zip(self.args, args):

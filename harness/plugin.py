@@ -98,6 +98,8 @@ class RunItem(pytest.Item):
         self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
         if outcome.state == "XFAIL":
             pytest.xfail(outcome.message)
+        if outcome.state == "SKIP":
+            pytest.skip(outcome.message)
         if outcome.state == "XPASS" and not self.run.case.expect.strict:
             return
         if outcome.state not in _PASSING:

@@ -132,11 +132,11 @@ class Runner:
                 rtol=fd.rtol if fd else None, atol=fd.atol if fd else None,
                 dot=case.check.dot, zero_guard=case.check.zero_guard, rng=rng)
             outcome.timings["oracles_s"] = time.time() - t0
-            if problem.last_launch is not None:
-                plan = problem.last_launch.plan
-                outcome.jobs = [j.record() for j in problem.last_launch.jobs]
-                if plan.source_path:
-                    outcome.sources[run.mode] = plan.source_path
+            own = problem.launches.get(run.mode)      # not the other mode's, run by the dot test
+            if own is not None:
+                outcome.jobs = [j.record() for j in own.jobs]
+                if own.plan.source_path:
+                    outcome.sources[run.mode] = own.plan.source_path
             verdicts.append(_primal_state_verdict(problem))
             if problem.width > 1:
                 verdicts.append(_lane_verdict(problem))

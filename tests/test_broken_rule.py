@@ -200,10 +200,6 @@ def test_failure_is_localized_and_explained(runner, launching_backend, monkeypat
         assert Path(outcome.sources[mode]).is_file()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runner bug: Outcome.sources[mode] and Outcome.jobs come from KernelProblem.last_launch, which after "
-    "the dot oracle is the OTHER mode's launch: a forward run reports the reverse kernel's source and job "
-    "(and vice versa), so the report and `jobs:` assertions see the wrong kernel"))
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_outcome_records_its_own_modes_kernel(runner, launching_backend, tmp_path, mode):
     outcome = runner.execute(_runs(_exp_case(tmp_path, 4), launching_backend.name, modes=(mode,), dtype=None)[0])

@@ -246,10 +246,6 @@ def test_mixed_batch_widths_are_an_activity_error(kernels, engine, be):
         engine.launch(kernels.axpy, CONFIG, two, Const(A), one, Const(dev(be, np.ones(N))), mode="reverse")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "engine bug: an Active scalar's tuple of tangents is not checked against the batch width; "
-    "Active(a, (t1, t2)) with width-3 BatchDuplicated arrays reaches the kernel call with 2 tangents for "
-    "3 parameters (a TypeError from the launch) instead of an ActivityError naming argument 1 ('a')"))
 def test_active_tangent_count_must_match_batch_width(kernels, engine, be):
     batch = lambda: BatchDuplicated(dev(be, np.zeros(N)), tuple(dev(be, np.zeros(N)) for _ in range(3)))  # noqa: E731
     with pytest.raises(ActivityError) as info:

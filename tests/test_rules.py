@@ -196,17 +196,10 @@ def test_subgradient_at_kinks(op):
             assert partials == expected, f"{op} at {point}: partials {partials}, expected {expected}"
 
 
-# Engine bug (reported): fmod's partial -trunc(x / y) calls math.trunc, which numpy.float32 does not
-# implement, so every float32 kernel differentiating fmod w.r.t. its second operand raises TypeError
-# on the simulator (numba's CUDA target has trunc for float32; the sim evaluates with numpy scalars).
-FMOD_FLOAT32_BUG = ("engine bug: fmod's rule '-trunc(x / y)' raises TypeError on numpy.float32 "
-                    "(no __trunc__), so float32 kernels using math.fmod cannot be differentiated on the "
-                    "simulator")
 
 
 def _float32_params():
-    return [pytest.param(op, marks=pytest.mark.xfail(strict=True, raises=TypeError, reason=FMOD_FLOAT32_BUG))
-            if op == "fmod" else op for op in sorted(PARTIALS)]
+    return sorted(PARTIALS)
 
 
 @pytest.mark.parametrize("op", _float32_params())
@@ -311,8 +304,6 @@ def test_family_rows_match_kernels(kernels):
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_family_end_to_end(name, mode, dtype, kernels, engine, host_args, launching_backend, request):
-    if name == "fmod_family" and dtype == "float32" and launching_backend.name == "sim":
-        request.applymarker(pytest.mark.xfail(strict=True, raises=TypeError, reason=FMOD_FLOAT32_BUG))
     from harness.engine.launch import LaunchConfig
     from harness.kernel_problem import KernelProblem
     from harness.oracles import run_gradient_oracles

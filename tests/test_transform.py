@@ -201,7 +201,8 @@ def _all(stmts) -> list:
 
 def test_early_return_becomes_a_live_flag(kernels):
     from harness.engine.ir import Assign, If, Lit, Prim, Store
-    from harness.engine.normalize import LIVE
+    from harness.engine.normalize import LIVE as FLAG
+    LIVE = FLAG.replace("!", "_")            # the flag's name in generated code
     ir = _lower(kernels.early_exit, out=("array", 1), x=("array", 1))
     first = ir.body[0]
     assert isinstance(first, Assign) and first.target == LIVE and first.expr == Prim("copy", (Lit(True),))
@@ -474,23 +475,14 @@ def test_missing_derivative_rule_is_refused_at_its_line(engine, backend, cfg):
     assert "lgamma" in src[info.value.line - 1]
 
 
-# ----------------------------------------------------------------------------- engine bugs found
-
-NAME_CLASH = ("engine bug: the lowering's internal names (`_t<n>` temporaries, the `_live` early-return "
-              "flag) are not reserved against the kernel's own local names")
+# ------------------------------------------------- kernel names that look like the engine's own
 
 
-@pytest.mark.xfail(strict=True, reason=NAME_CLASH + ": Lowerer.expr(target=...) renames any previous "
-                   "assignment whose target starts with '_t' (meant for temporaries), so a local `_tmp` is "
-                   "renamed away and lowering raises KeyError '_tmp'")
 def test_local_named_like_a_temporary_prefix(kernels, engine, launching_backend, cfg):
     _check_forward(kernels.tmp_named_local, engine, launching_backend, cfg,
                    primal=lambda x: x * x, tangent=lambda x: 2 * x)
 
 
-@pytest.mark.xfail(strict=True, reason=NAME_CLASH + ": Lowerer.temp() does not check `taken`, so locals "
-                   "`_t4`.. are reassigned by later temporaries (duplicate SSA names; the generated forward "
-                   "kernel is not even valid Python)")
 def test_locals_named_like_temporaries(kernels, engine, launching_backend, cfg):
     ir = _lower(kernels.temp_named_locals, **ONE_D)
     assert not ssa_problems(ir)
@@ -498,9 +490,6 @@ def test_locals_named_like_temporaries(kernels, engine, launching_backend, cfg):
                    primal=lambda x: 2 * x + 8, tangent=lambda x: 2 + 0 * x)
 
 
-@pytest.mark.xfail(strict=True, reason=NAME_CLASH + ": a local `_live` overwrites the early-return flag, "
-                   "so the generated kernels skip everything after the next return guard (primal and "
-                   "tangent silently stay 0)")
 def test_local_named_live(kernels, engine, launching_backend, cfg):
     _check_forward(kernels.live_named_local, engine, launching_backend, cfg,
                    primal=lambda x: 2 * x, tangent=lambda x: 2 + 0 * x)

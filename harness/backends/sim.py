@@ -14,6 +14,8 @@ class SimBackend(Backend):
         if not config.ENABLE_CUDASIM:
             raise RuntimeError("the sim backend needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
         from numba import cuda
+        from .sim_warp import install
+        install()                             # the simulator has no warp shuffles of its own
         self.cuda = cuda
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ActivityError, UnsupportedError
-from .ir import Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
+from .ir import Atomic, Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
 from .rules import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from .types import is_float
 
 DIFFERENTIABLE = ("duplicated", "duplicated_no_need", "batch_duplicated", "active")
+SHUFFLES = ("shfl", "shfl_up", "shfl_down", "shfl_xor")      # args: (mask, value, lane or delta)
 
 
 # ----------------------------------------------------------------------------- activity
@@ -44,6 +45,10 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                         if any(isinstance(a, str) and a in varied for a in e.args[1:]):
                             varied.add(s.target)
                         continue
+                    if e.op in SHUFFLES:
+                        if isinstance(e.args[1], str) and e.args[1] in varied:
+                            varied.add(s.target)
+                        continue
                     if e.op not in PARTIALS:
                         why = NO_RULE_MESSAGE.get(e.op, "no derivative rule is registered for it")
                         raise UnsupportedError(f"cannot differentiate `{e.op}`: {why}", file=ir.file, line=s.line)
@@ -54,6 +59,12 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                 for target, a, b in s.phis:
                     if is_float(ir.types[target]) and (a in varied or b in varied):
                         varied.add(target)
+            elif isinstance(s, Atomic) and activity.get(s.array) in DIFFERENTIABLE:
+                if s.op in ("max", "min"):
+                    raise UnsupportedError(
+                        f"cuda.atomic.{s.op} on a differentiable array: which thread's value wins is known only "
+                        "after every thread has run (a grid-wide barrier), so its derivative is refused", file=ir.file,
+                        line=s.line)
             elif isinstance(s, Loop):
                 visit(s.header)
                 visit(s.body)
@@ -65,13 +76,47 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
         before = len(varied)
         visit(ir.body)
         if len(varied) == before:
-            return varied
+            break
+    _refuse_atomic_results(ir, activity)
+    return varied
+
+
+def _used_atoms(ir: KernelIR) -> set[str]:
+    used = set()
+    for s in walk(ir.body):
+        if isinstance(s, Assign):
+            e = s.expr
+            used |= {a for a in getattr(e, "args", ()) if isinstance(a, str)}
+            used |= {a for a in getattr(e, "index", ()) if isinstance(a, str)}
+            used |= {a for a in (getattr(e, "partials", None) or ()) if isinstance(a, str)}
+        elif isinstance(s, (Store, Atomic)):
+            used |= {a for a in s.index if isinstance(a, str)}
+            if isinstance(s.value, str):
+                used.add(s.value)
+        elif isinstance(s, If):
+            if isinstance(s.cond, str):
+                used.add(s.cond)
+            used |= {a for _, x, y in s.phis for a in (x, y) if isinstance(a, str)}
+        elif isinstance(s, Loop):
+            used |= {a for _, v in s.carried for a in [v] if isinstance(a, str)}
+            used |= {a for a in (s.start, s.stop, s.cond) if isinstance(a, str)}
+    used |= {a for a in ir.returns if isinstance(a, str)}
+    return used
+
+
+def _refuse_atomic_results(ir: KernelIR, activity) -> None:
+    used = _used_atoms(ir)
+    for s in walk(ir.body):
+        if isinstance(s, Atomic) and activity.get(s.array) in DIFFERENTIABLE and s.target in used:
+            raise UnsupportedError(
+                f"the value returned by cuda.atomic.{s.op} on differentiable '{s.array}' depends on the order "
+                "in which threads arrive; its derivative is refused", file=ir.file, line=s.line)
 
 
 def mark_taped_loads(ir: KernelIR) -> None:
     """Inside a loop, a load from an array the kernel also writes cannot be replayed in the
     reverse sweep (the array holds its final values by then): its value goes on the tape."""
-    stored = {s.array for s in walk(ir.body) if isinstance(s, Store)}
+    stored = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
 
     def visit(stmts, depth):
         for s in stmts:
@@ -124,7 +169,7 @@ def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str])
 _GLOBAL = {"grid.0": "gx", "grid.1": "gy", "grid.2": "gz"}
 _THREAD = {"tid.x": "tx", "tid.y": "ty", "tid.z": "tz", "bid.x": "bx", "bid.y": "by", "bid.z": "bz"}
 _FOLD = {("tx", "bx*bdim.x"): "gx", ("ty", "by*bdim.y"): "gy", ("tz", "bz*bdim.z"): "gz"}
-THREAD_SYMBOLS = {"gx", "gy", "gz", "tx", "ty", "tz", "bx", "by", "bz",
+THREAD_SYMBOLS = {"gx", "gy", "gz", "tx", "ty", "tz", "bx", "by", "bz", "laneid",
                   "bx*bdim.x", "by*bdim.y", "bz*bdim.z"}
 
 
@@ -158,6 +203,8 @@ def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
         for s in stmts:
             if isinstance(s, Assign):
                 forms[s.target] = _expr_form(s.expr, form_of)
+            elif isinstance(s, Atomic) and s.target:
+                forms[s.target] = None
             elif isinstance(s, If):
                 visit(s.body)
                 visit(s.orelse)
@@ -184,6 +231,8 @@ def _expr_form(e, form_of):
             return {_GLOBAL[e.name]: 1}
         if e.name in _THREAD:
             return {_THREAD[e.name]: 1}
+        if e.name == "laneid":
+            return {"laneid": 1}
         return {e.name: 1}                    # uniform over the launch: bdim, gdim, shapes, sizes
     if isinstance(e, Load) or not isinstance(e, Prim):
         return None
@@ -215,12 +264,19 @@ def _expr_form(e, form_of):
 class LaunchShape:
     """Which launch dimensions have more than one thread (only those must be covered)."""
     dims: tuple[int, ...]             # e.g. (0,) for a 1-D launch, (0, 1) for 2-D
+    block_dims: tuple[int, ...] = ()  # dimensions whose blocks hold more than one thread
 
 
-def injective(index_forms: list, launch: LaunchShape) -> bool:
-    """An index tuple is thread-injective when every used launch dimension's global coordinate
-    appears in exactly one component, alone among thread symbols, with a nonzero coefficient."""
-    needed = {("gx", "gy", "gz")[d] for d in launch.dims}
+_AXIS_OF = {"gx": 0, "gy": 1, "gz": 2, "tx": 0, "ty": 1, "tz": 2}
+
+
+def injective(index_forms: list, launch: LaunchShape, per_block: bool = False) -> bool:
+    """An index tuple is thread-injective when every used launch dimension's thread coordinate
+    appears in exactly one component, alone among thread symbols, with a nonzero coefficient.
+    Global arrays need global coordinates; shared arrays (per_block) need only distinct threads
+    of one block, so threadIdx coordinates serve as well."""
+    allowed = ("gx", "gy", "gz", "tx", "ty", "tz") if per_block else ("gx", "gy", "gz")
+    needed = set(launch.block_dims if per_block else launch.dims)
     seen = set()
     for form in index_forms:
         if form is None:
@@ -230,9 +286,9 @@ def injective(index_forms: list, launch: LaunchShape) -> bool:
             return False
         if thread:
             sym = thread[0]
-            if sym not in ("gx", "gy", "gz") or sym in seen:
+            if sym not in allowed or _AXIS_OF[sym] in seen:
                 return False
-            seen.add(sym)
+            seen.add(_AXIS_OF[sym])
     return needed <= seen
 
 
@@ -254,9 +310,10 @@ def owned_arrays(ir: KernelIR, launch: LaunchShape) -> set[str]:
             accesses.setdefault(s.array, []).append(key(s.index))
         elif isinstance(s, Assign) and isinstance(s.expr, Load):
             accesses.setdefault(s.expr.array, []).append(key(s.expr.index))
-    owned = set()
+    owned = {p.name for p in ir.local_arrays if p.kind == "local"}    # private to each thread
+    shared = {p.name for p in ir.local_arrays if p.kind == "shared"}
     for array, keys in accesses.items():
         first = keys[0]
-        if all(k == first for k in keys) and injective(first, launch):
+        if all(k == first for k in keys) and injective(first, launch, per_block=array in shared):
             owned.add(array)
     return owned

@@ -12,9 +12,9 @@ import ast
 import math
 from dataclasses import dataclass
 
-from .analysis import DIFFERENTIABLE
+from .analysis import DIFFERENTIABLE, SHUFFLES
 from ..errors import UnsupportedError
-from .ir import Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
+from .ir import Alloc, Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
 from .rules import CONSTANTS, PARTIALS
 from .types import is_float
 
@@ -72,8 +72,12 @@ def expr_text(e) -> str:
             return f"{arr}.shape[{k}]"
         if kind == "size":
             return f"{rest}.size"
+        if kind == "laneid":
+            return "cuda.laneid"
         return f"{_SPECIAL[kind]}.{rest}"
     args = [atom(a) for a in e.args]
+    if e.op in SHUFFLES:
+        return f"cuda.{e.op}_sync({', '.join(args)})"
     if e.op == "custom":
         return args[0]                        # the value came from the rule's primal body
     if e.op in _PRIM_SYNTAX:
@@ -143,7 +147,8 @@ class Emitter:
         self.prefix = "d_"
         while any(n.startswith(self.prefix) for n in taken):
             self.prefix = "d" + self.prefix
-        self.diff_arrays = {p.name for p in ir.params if p.kind == "array" and sig.activity[p.name] in DIFFERENTIABLE}
+        self.diff_arrays = {p.name for p in list(ir.params) + list(ir.local_arrays)
+                            if p.kind != "scalar" and sig.activity.get(p.name) in DIFFERENTIABLE}
 
     # -- names
     def lanes(self):
@@ -187,7 +192,48 @@ class Emitter:
             if then_empty:
                 del self.lines[head:]
 
+    def alloc_text(self, p, name: str) -> str:
+        shape = p.shape[0] if len(p.shape) == 1 else tuple(p.shape)
+        return f"{name} = cuda.{p.kind}.array({shape}, {p.dtype})"
+
+    def shadow_alloc(self, s: Alloc, zero: bool):
+        """The shadow of a kernel-allocated array (shared arrays get a shared shadow)."""
+        p = s.array
+        if p.name not in self.diff_arrays:
+            return
+        size = 1
+        for n in p.shape:
+            size *= n
+        for j in self.lanes():
+            self.line(self.alloc_text(p, self.d(p.name, j)))
+        if not zero:
+            return
+        if p.kind == "shared":
+            self.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
+            self.line(f"for _z in range(_tlin, {size}, cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z):")
+        else:
+            self.line(f"for _z in range({size}):")
+        strides, acc = [], 1
+        for n in reversed(p.shape):
+            strides.append(acc)
+            acc *= n
+        strides.reverse()
+        idx = ", ".join(f"(_z // {st}) % {n}" for st, n in zip(strides, p.shape)) if len(p.shape) > 1 else "_z"
+        for j in self.lanes():
+            self.line(f"    {self.d(p.name, j)}[{idx}] = 0")
+        if p.kind == "shared":
+            self.line("cuda.syncthreads()   # every shadow element is zero before any thread accumulates")
+
     def primal(self, s):
+        if isinstance(s, Alloc):
+            self.line(self.alloc_text(s.array, s.array.name))
+            return
+        if isinstance(s, Barrier):
+            self.line("cuda.syncthreads()" + self.comment_line(s.line))
+            return
+        if isinstance(s, Atomic):
+            self.line(f"{s.target} = cuda.atomic.{s.op}({s.array}, {self.atomic_index(s.index)}, {atom(s.value)})")
+            return
         if isinstance(s, Nested):
             call = f"{self.nested_names[id(s)]}({', '.join(self.nested_args(s))})"
             if s.targets:
@@ -251,6 +297,11 @@ class Emitter:
                              lambda: (self.forward(s.orelse), self.forward_phis(s.phis, 2)))
                 continue
             self.primal(s)
+            if isinstance(s, Alloc):
+                self.shadow_alloc(s, zero=False)
+            elif isinstance(s, Atomic) and s.array in self.diff_arrays and self.is_varied(s.value):
+                for j in self.lanes():
+                    self.line(f"cuda.atomic.{s.op}({self.d(s.array, j)}, {self.atomic_index(s.index)}, {self.d(s.value, j)})")
             if isinstance(s, Assign) and s.target in self.varied:
                 for j in self.lanes():
                     self.line(f"{self.d(s.target, j)} = {self.tangent(s, j)}")
@@ -330,9 +381,12 @@ class Emitter:
                                          self.primal_phis(s.phis, 1)),
                              lambda: (self.replay_block(s.orelse, tape_index, stores, record, loop),
                                       self.primal_phis(s.phis, 2)))
-            elif isinstance(s, Store):
+            elif isinstance(s, (Store, Atomic)):
                 if stores:
                     self.primal(s)
+            elif isinstance(s, Alloc):
+                self.primal(s)
+                self.shadow_alloc(s, zero=True)
             elif isinstance(s, Assign) and tape_index is not None and s.target in self.taped_loads:
                 self.line(f"{s.target} = {self.tape_name(s.target)}[{tape_index}]")
             else:
@@ -393,6 +447,9 @@ class Emitter:
         e = s.expr
         if isinstance(e, Load):
             return f"{self.d(e.array, lane)}[{index_text(e.index)}]"
+        if e.op in SHUFFLES:                  # the tangent travels between lanes like the value
+            mask, _, k = (atom(a) for a in e.args)
+            return f"cuda.{e.op}_sync({mask}, {self.d(e.args[1], lane)}, {k})"
         terms = []
         for k, a in enumerate(e.args):
             if not self.is_varied(a):
@@ -422,6 +479,10 @@ class Emitter:
                     self.carry_moves(s, tangents=False)
                     self.depth -= 1
                 continue
+            if isinstance(s, Alloc) and self.taping:
+                self.primal(s)
+                self.shadow_alloc(s, zero=True)
+                continue
             if isinstance(s, If):
                 self.emit_if(s, lambda: (self.reverse_replay(s.body), self.primal_phis(s.phis, 1)),
                              lambda: (self.reverse_replay(s.orelse), self.primal_phis(s.phis, 2)))
@@ -438,20 +499,33 @@ class Emitter:
             for j in self.lanes():
                 self.line(f"{self.d(name, j)} = {self.ftype(name)}(0.0)")
 
+    def atomic_index(self, index) -> str:
+        idx = index_text(index)
+        return idx if len(index) == 1 else f"({idx})"    # numba wants a bare index in 1-D
+
     def accumulate_array(self, array: str, lane: int, index, value: str):
         """shadow[index] += value; atomic unless every access to `array` is this thread's own."""
         shadow = self.d(array, lane)
         if array in self.sig.owned:
             self.line(f"{shadow}[{index_text(index)}] += {value}")
         else:
-            idx = index_text(index)
-            idx = idx if len(index) == 1 else f"({idx})"    # numba wants a bare index in 1-D
-            self.line(f"cuda.atomic.add({shadow}, {idx}, {value})")
+            self.line(f"cuda.atomic.add({shadow}, {self.atomic_index(index)}, {value})")
 
     def reverse(self, stmts):
         for s in reversed(stmts):
             if isinstance(s, Loop):
                 self.reverse_loop(s)
+            elif isinstance(s, Barrier):
+                self.line("cuda.syncthreads()" + self.comment_line(s.line) + " (mirrored)")
+            elif isinstance(s, Atomic):
+                if s.array in self.diff_arrays and self.is_varied(s.value):
+                    sign = "+" if s.op == "add" else "-"
+                    for j in self.lanes():     # the adjoint of an accumulation is a gather
+                        self.line(f"{self.d(s.value, j)} {sign}= {self.d(s.array, j)}[{index_text(s.index)}]")
+            elif isinstance(s, Assign) and s.target in self.varied and s.expr.__class__ is Prim \
+                    and s.expr.op in SHUFFLES:
+                for j in self.lanes():
+                    self.reverse_shuffle(s, j)
             elif isinstance(s, If):
                 self.emit_if(s, lambda: (self.reverse_phis(s.phis, 1), self.reverse(s.body)),
                              lambda: (self.reverse_phis(s.phis, 2), self.reverse(s.orelse)))
@@ -475,6 +549,28 @@ class Emitter:
                         one = f"{self.ftype(s.target)}(1.0)"
                         term = dt if p == one else (f"-{dt}" if p == f"-{one}" else f"{dt} * ({p})")
                         self.line(f"{self.d(a, j)} += {term}")
+
+    def reverse_shuffle(self, s: Assign, lane: int):
+        """The adjoint of a shuffle is a shuffle the other way (boundary lanes keep their own)."""
+        e = s.expr
+        mask, k = atom(e.args[0]), atom(e.args[2])
+        if not self.is_varied(e.args[1]):
+            return
+        dv, dt = self.d(e.args[1], lane), self.d(s.target, lane)
+        zero = f"{self.ftype(s.target)}(0.0)"
+        if e.op == "shfl_xor":
+            self.line(f"{dv} += cuda.shfl_xor_sync({mask}, {dt}, {k})")
+        elif e.op == "shfl_down":
+            self.line(f"_u = cuda.shfl_up_sync({mask}, {dt}, {k})")
+            self.line(f"{dv} += (_u if cuda.laneid >= {k} else {zero}) + ({dt} if cuda.laneid + {k} >= 32 else {zero})")
+        elif e.op == "shfl_up":
+            self.line(f"_u = cuda.shfl_down_sync({mask}, {dt}, {k})")
+            self.line(f"{dv} += (_u if cuda.laneid + {k} < 32 else {zero}) + ({dt} if cuda.laneid < {k} else {zero})")
+        else:                                  # broadcast from lane k: lane k gathers the warp's sum
+            self.line(f"_u = {dt}")
+            for off in (16, 8, 4, 2, 1):
+                self.line(f"_u += cuda.shfl_xor_sync({mask}, _u, {off})")
+            self.line(f"{dv} += _u if cuda.laneid == {k} else {zero}")
 
     def reverse_phis(self, phis, side: int):
         for phi in phis:

@@ -116,15 +116,40 @@ class Loop:
     taped_loads: set = field(default_factory=set)    # SSA names of loads replayed from the tape
 
 
-Stmt = Union[Assign, Store, If, Nested, Loop]
+@dataclass
+class Alloc:
+    """name = cuda.shared.array(shape, dtype) or cuda.local.array(shape, dtype)."""
+    array: Param
+    line: int
+
+
+@dataclass
+class Barrier:
+    """cuda.syncthreads(): mirrored at the same place in the reverse sweep."""
+    line: int
+
+
+@dataclass
+class Atomic:
+    """cuda.atomic.<op>(array, index, value); target receives the old value (or None)."""
+    op: str                     # add | sub | max | min
+    array: str
+    index: tuple
+    value: Atom
+    target: str | None
+    line: int
+
+
+Stmt = Union[Assign, Store, If, Nested, Loop, Alloc, Barrier, Atomic]
 
 
 @dataclass
 class Param:
     name: str
-    kind: str                   # array | scalar
+    kind: str                   # array | scalar | shared | local (the last two: kernel-allocated arrays)
     dtype: str                  # numpy dtype name
     ndim: int = 0
+    shape: tuple | None = None  # shared and local arrays: their static shape
 
 
 @dataclass
@@ -138,9 +163,10 @@ class KernelIR:
     calls: list = field(default_factory=list)              # inlined helpers: (callee, caller, line)
     nested: list = field(default_factory=list)             # Nested statements, in order
     nodiff: set = field(default_factory=set)               # values never differentiated (rule bodies)
+    local_arrays: list = field(default_factory=list)       # shared and local arrays the kernel allocates
 
     def param(self, name: str) -> Param | None:
-        for p in self.params:
+        for p in list(self.params) + list(self.local_arrays):
             if p.name == name:
                 return p
         return None

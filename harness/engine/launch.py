@@ -52,7 +52,8 @@ class LaunchConfig:
         ndim = max(len(self.grid), len(self.block))
         g = self.grid + (1,) * (ndim - len(self.grid))
         b = self.block + (1,) * (ndim - len(self.block))
-        return LaunchShape(tuple(d for d in range(ndim) if g[d] * b[d] > 1))
+        return LaunchShape(tuple(d for d in range(ndim) if g[d] * b[d] > 1),
+                           tuple(d for d in range(ndim) if b[d] > 1))
 
 
 @dataclass
@@ -167,6 +168,8 @@ class Engine:
         if mode == "reverse":
             mark_taped_loads(ir)
         activity = {i.name: i.activity for i in infos}
+        for arr in ir.local_arrays:           # kernel-allocated float arrays carry derivatives
+            activity[arr.name] = "duplicated" if np.issubdtype(np.dtype(arr.dtype), np.floating) else "const"
         varied = varied_values(ir, activity)
         check_const_arrays(ir, activity, varied)
         loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}

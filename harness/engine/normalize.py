@@ -16,7 +16,7 @@ import math
 
 from ..errors import UnsupportedError
 from .frontend import FUNCTIONS, KernelSource, module_kind, resolve_global
-from .ir import Assign, If, KernelIR, Lit, Load, Loop, Param, Prim, Special, Store
+from .ir import Alloc, Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Param, Prim, Special, Store
 from .types import infer_prim_type, literal_type, promote as _promote
 
 
@@ -27,10 +27,12 @@ def promote_types(a: str, b: str) -> str:
         return "bool"
     return _promote([a, b])
 
-LIVE = "_live"
-RET = "_ret"
-BREAK = "_brk"
-SKIP = "_skip"
+# Internal flags live in the same environment as the kernel's own names; the '!' keeps them apart
+# (no Python identifier contains it) and fresh() turns it into '_' for the generated code.
+LIVE = "!live"
+RET = "!ret"
+BREAK = "!brk"
+SKIP = "!skip"
 UNROLL_LIMIT = 16            # static range loops up to this trip count are unrolled
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
@@ -184,6 +186,11 @@ class Lowerer:
         self.nodiff_depth = 0
         self.nloops = 0
         self.njumps = 0
+        self.temps: set[str] = set()           # names made by temp(): safe to rename in place
+        # every name the kernel's source uses: temporaries must never shadow one of them
+        self.user_names = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)}
+        self.local_arrays: list[Param] = []
+        self.depth_ctl = 0                     # >0 inside an if or a loop
         self.types: dict[str, str] = {p.name: p.dtype for p in params if p.kind == "scalar"}
         self.env: dict[str, str] = {p.name: p.name for p in params if p.kind == "scalar"}
         self.versions: dict[str, int] = {}
@@ -193,7 +200,7 @@ class Lowerer:
 
     # -- names
     def fresh(self, base: str) -> str:
-        base = self.prefix + base
+        base = (self.prefix + base).replace("!", "_")
         n = self.versions.get(base, -1) + 1
         while True:
             name = base if n == 0 else f"{base}_{n}"
@@ -205,9 +212,13 @@ class Lowerer:
         return name
 
     def temp(self) -> str:
-        self.ntemp += 1
-        name = f"_t{self.ntemp}"
+        while True:
+            self.ntemp += 1
+            name = f"_t{self.ntemp}"
+            if name not in self.taken and name not in self.user_names:
+                break
         self.taken.add(name)
+        self.temps.add(name)
         return name
 
     def err(self, node, what) -> UnsupportedError:
@@ -285,6 +296,9 @@ class Lowerer:
             raise self.err(s, f"{type(s).__name__} statements are not supported by the AD transform")
 
     def assign(self, target, value, out):
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) \
+                and (self.resolve_call(value) or (None, None))[1] in ("cuda.shared.array", "cuda.local.array"):
+            return self.alloc(target.id, value, out)
         if isinstance(target, ast.Name):
             if target.id in self.arrays:
                 raise self.err(target, f"cannot rebind array '{target.id}'")
@@ -324,11 +338,13 @@ class Lowerer:
         line = self.line
         before = dict(self.env)
         body: list = []
+        self.depth_ctl += 1
         then_fn(body)
         after_then = dict(self.env)
         self.env = dict(before)
         orelse: list = []
         else_fn(orelse)
+        self.depth_ctl -= 1
         after_else = dict(self.env)
         phis = []
         merged = dict(before)
@@ -354,6 +370,11 @@ class Lowerer:
         it = s.iter
         if s.orelse:
             raise self.err(s, "`for ... else` is not supported")
+        if isinstance(it, (ast.Tuple, ast.List)) and isinstance(s.target, ast.Name) and not _has_jump(s.body):
+            for elt in it.elts:              # `for d in (16, 8, 4)`: unrolled over the literal values
+                self.env[s.target.id] = self.expr(elt, out, target=self.fresh(s.target.id))
+                out.extend(self.block(s.body))
+            return
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.err(s, "only `for v in range(...)` loops are supported")
@@ -421,7 +442,9 @@ class Lowerer:
                 cond = self.expr(ast.copy_location(ast.BoolOp(ast.And(), [
                     ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load())), test]), test)
                     if brk in carried_vars else test, header)
+            self.depth_ctl += 1
             lowered = self.block(body)
+            self.depth_ctl -= 1
             carried = [(registers[v], self.env[v]) for v in carried_vars if self.env[v] != registers[v]]
             changed = {v: self.types[registers[v]] for v in carried_vars
                        if promote_types(self.types[registers[v]], self.atom_type(self.env[v])) != self.types[registers[v]]}
@@ -444,10 +467,11 @@ class Lowerer:
 
     def snapshot(self):
         return (dict(self.env), dict(self.versions), set(self.taken), self.ntemp, dict(self.types),
+                set(self.temps),
                 len(self.calls), len(self.nested), set(self.nodiff), self.nloops, self.njumps)
 
     def restore(self, snap):
-        (self.env, self.versions, self.taken, self.ntemp, self.types, ncalls, nnested, self.nodiff,
+        (self.env, self.versions, self.taken, self.ntemp, self.types, self.temps, ncalls, nnested, self.nodiff,
          self.nloops, self.njumps) = snap
         del self.calls[ncalls:]
         del self.nested[nnested:]
@@ -458,7 +482,7 @@ class Lowerer:
         atom = self._expr(node, out)
         if target is None:
             return atom
-        if out and isinstance(out[-1], Assign) and out[-1].target == atom and atom.startswith("_t"):
+        if out and isinstance(out[-1], Assign) and out[-1].target == atom and atom in self.temps:
             out[-1].target = target                   # rename the last temp instead of copying
             self.types[target] = self.types.pop(atom)
             return target
@@ -554,7 +578,10 @@ class Lowerer:
         if not isinstance(node.value, ast.Name) or node.value.id not in self.arrays:
             raise self.err(node, f"`{ast.unparse(node)}`: only array parameters can be indexed")
         p = self.params[self.arrays[node.value.id]]
-        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return p.name, self.index_atoms(p, node.slice, node, out)
+
+    def index_atoms(self, p, index_node, node, out) -> tuple:
+        elts = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
         if any(isinstance(e, ast.Slice) for e in elts):
             raise self.err(node, "slices are not supported; index single elements")
         if len(elts) != p.ndim:
@@ -564,7 +591,7 @@ class Lowerer:
         for a, e in zip(index, elts):
             if self.atom_type(a) not in ("int64", "int32", "uint32", "uint64", "int16", "int8", "bool"):
                 raise self.err(e, f"index `{ast.unparse(e)}` of '{p.name}' is not an integer")
-        return p.name, index
+        return index
 
     def shape_ref(self, node):
         v = node.value
@@ -605,6 +632,10 @@ class Lowerer:
         d = self.dotted(node)
         if d:
             kind, parts, _ = d
+            if kind == "cuda" and parts == ["laneid"]:
+                return self.emit_assign(out, self.temp(), Special("laneid"))
+            if kind == "cuda" and parts == ["warpsize"]:
+                return Lit(32)
             if kind == "cuda" and len(parts) == 2 and parts[0] in _INDEX_ATTRS and parts[1] in "xyz":
                 return self.emit_assign(out, self.temp(), Special(f"{_INDEX_ATTRS[parts[0]]}.{parts[1]}"))
             if kind in ("math", "numpy") and len(parts) == 1 and parts[0] in ("pi", "e", "inf"):
@@ -701,7 +732,77 @@ class Lowerer:
             if n != 1:
                 raise self.err(node, f"{name}({n}) returns a tuple: unpack it, e.g. i, j = {name}({n})")
             return self.emit_assign(out, self.temp(), Special("grid.0" if name == "cuda.grid" else "gsize.0"))
+        if name == "cuda.syncthreads":
+            if self.depth_ctl:
+                raise self.err(node, "cuda.syncthreads() under a condition or in a dynamic loop is not supported "
+                                     "(every thread must reach the barrier; early returns before it count too)")
+            out.append(Barrier(self.line))
+            return None
+        if name.startswith("cuda.atomic."):
+            op = name.rsplit(".", 1)[1]
+            if op not in ("add", "sub", "max", "min"):
+                raise self.err(node, f"cuda.atomic.{op} cannot be differentiated: its result depends on the "
+                                     "order in which threads arrive (only add, sub, max and min are supported)")
+            arr, idx, val = node.args
+            if not (isinstance(arr, ast.Name) and arr.id in self.arrays):
+                raise self.err(node, "the first argument of an atomic must be an array")
+            index = self.index_atoms(self.params[self.arrays[arr.id]], idx, node, out)
+            value = self.expr(val, out)
+            target = self.temp()
+            out.append(Atomic(op, self.arrays[arr.id], index, value, target, self.line))
+            self.types[target] = self.params[self.arrays[arr.id]].dtype
+            return target
+        if name in ("cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync"):
+            mask, value, lane = (self.expr(a, out) for a in node.args)
+            op = name[len("cuda."):-len("_sync")]
+            t = self.temp()
+            out.append(Assign(t, Prim(op, (mask, value, lane)), self.line))
+            self.types[t] = self.atom_type(value)
+            return t
+        if name in ("cuda.shared.array", "cuda.local.array"):
+            raise self.err(node, f"{name}(...) must be assigned to a name")
         raise self.err(node, f"`{name}` is not supported by the AD transform yet")
+
+    def alloc(self, name: str, call, out):
+        space = "shared" if "shared" in ast.unparse(call.func) else "local"
+        if self.depth_ctl and space == "shared":
+            raise self.err(call, "declare shared arrays at the top level of the kernel")
+        shape_node, dtype_node = call.args[0], call.args[1] if len(call.args) > 1 else None
+        for kw in call.keywords:
+            if kw.arg == "shape":
+                shape_node = kw.value
+            elif kw.arg == "dtype":
+                dtype_node = kw.value
+        dims = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+        shape = tuple(self.literal_int(d) for d in dims)
+        dtype = self.dtype_of(dtype_node)
+        local = self.fresh(name) if name in self.taken else name
+        self.taken.add(local)
+        p = Param(local, space, dtype, len(shape), shape)
+        self.params[local] = p
+        self.arrays[name] = local
+        self.local_arrays.append(p)
+        out.append(Alloc(p, self.line))
+
+    def dtype_of(self, node) -> str:
+        import numpy as np
+        obj = None
+        if isinstance(node, ast.Name):
+            obj = resolve_global(self.src, node.id) if node.id not in self.env else None
+        elif isinstance(node, ast.Attribute):
+            d = self.dotted(node)
+            if d:
+                obj = d[2]
+                for p in d[1]:
+                    obj = getattr(obj, p, None)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return np.dtype(node.value).name
+        if obj is None:
+            raise self.err(node, "array dtype must be a numba or numpy type")
+        try:
+            return np.dtype(str(obj) if type(obj).__module__.startswith("numba") else obj).name
+        except TypeError:
+            raise self.err(node, f"unknown dtype {ast.unparse(node)}") from None
 
     # -- device functions: inlined, each recorded as a child compile job
     def device_call(self, fn, node, out) -> list:
@@ -843,4 +944,5 @@ def lower_kernel(src: KernelSource, params: list[Param], device: bool = False) -
         returns.append(lowerer.env[f"{RET}{k}"])
         k += 1
     return KernelIR(src.name, src.file, params, stmts, lowerer.types, returns=returns,
-                    calls=lowerer.calls, nested=lowerer.nested, nodiff=lowerer.nodiff)
+                    calls=lowerer.calls, nested=lowerer.nested, nodiff=lowerer.nodiff,
+                    local_arrays=lowerer.local_arrays)

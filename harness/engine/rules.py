@@ -17,7 +17,7 @@ PARTIALS: dict[str, tuple[str, ...]] = {
     "div": ("1 / y", "-r / y"),
     "pow": ("y * x ** (y - 1)", "r * log(x)"),
     "mod": ("1", "-floor(x / y)"),
-    "fmod": ("1", "-trunc(x / y)"),
+    "fmod": ("1", "-(floor(x / y) if x / y >= 0 else ceil(x / y))"),   # -trunc(x / y)
     # powers, exponentials, logarithms
     "sqrt": ("0.5 / r",),
     "cbrt": ("r / (3 * x)",),
@@ -61,7 +61,7 @@ PARTIALS: dict[str, tuple[str, ...]] = {
 
 # Float-valued primitives whose derivative is zero almost everywhere: their results carry no
 # derivative at all (they are treated like integers by the activity analysis).
-PIECEWISE_CONSTANT = {"floor", "ceil", "trunc", "round"}
+PIECEWISE_CONSTANT = {"floor", "ceil", "trunc", "round", "floordiv"}
 
 # Primitives with no derivative rule that return floats: refused rather than guessed.
 NO_RULE_MESSAGE = {"lgamma": "lgamma needs digamma, which CUDA's libdevice lacks"}

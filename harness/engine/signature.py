@@ -108,6 +108,9 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
         if info.kind == "scalar" and info.differentiable:
             if len(info.shadows) == 1 and width > 1:
                 info.shadows = info.shadows * width
+            if len(info.shadows) != width:
+                raise ActivityError(f"argument {info.position} ('{info.name}'): {len(info.shadows)} tangents "
+                                    f"for a batch of width {width}", argument=info.position, param=info.name)
             info.width = width
     return infos
 
