@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from harness.report.cli import add_report_parser
+from harness.run_cli import add_run_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -13,11 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_report_parser(subparsers)
 
-    # --- `harness run` goes here -------------------------------------------------------------
-    # Reserved for the runner's engineer: register it like `report`, i.e. an
-    # `add_run_parser(subparsers)` that calls `parser.set_defaults(func=run_run)` where
-    # `run_run(args) -> int` returns the exit status. Nothing else in this file needs to change.
-    # -------------------------------------------------------------------------------------------
+    add_run_parser(subparsers)
     return parser
 
 

@@ -59,4 +59,8 @@ class NestedCompilationError(HarnessError):
 
 
 class LaunchTimeoutError(HarnessError):
-    """A kernel launch ran past its time limit."""
+    """A run went past its time limit (a hung kernel, a barrier some threads never reach)."""
+
+
+class KernelFaultError(HarnessError):
+    """A kernel faulted while running: an out-of-bounds access, an illegal address, a trap."""

@@ -115,6 +115,15 @@ class RunItem(pytest.Item):
         return self.path, self.run.case.line - 1, f"{self.run.case.id} [{self.run.name}]"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield
+    # After a device fault the context is unusable: an xdist worker leaves once this run's report
+    # is sent, and the controller starts a fresh one for the remaining runs.
+    if _runner is not None and _runner.backend.poisoned and not _is_controller(item.config):
+        os._exit(70)
+
+
 # ----------------------------------------------------------------------------- results and report
 
 _session_config = None

@@ -3,9 +3,13 @@ the result against the case's expectation. Always returns an Outcome; never rais
 """
 from __future__ import annotations
 
+import os
 import re
+import signal
+import threading
 import time
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +17,7 @@ import numpy as np
 from .backends import get_backend
 from .cases.expand import apply_dtype
 from .engine.launch import Engine, EngineOptions, LaunchConfig
-from .errors import UnsupportedError
+from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_function
 from .kernel_problem import KernelProblem
 from .model import ErrorRecord, Expectation, OracleVerdict, Outcome, Run
@@ -36,9 +40,29 @@ def repro_command(run: Run) -> str:
     return f"pytest '{run.run_id}' --backend {run.backend}"
 
 
+@contextmanager
+def time_limit(seconds: float, what: str):
+    """Raise LaunchTimeoutError in the main thread after `seconds` (a hung simulator barrier,
+    a kernel that never returns control). Elsewhere, or with no limit, do nothing."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise LaunchTimeoutError(f"{what} ran for more than {seconds:g} s (hung kernel or barrier?)")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class Runner:
-    def __init__(self, root: Path, backend_name: str | None = None):
+    def __init__(self, root: Path, backend_name: str | None = None, timeout_s: float | None = None):
         self.root = Path(root)
+        self.timeout_s = float(os.environ.get("HARNESS_RUN_TIMEOUT", 300)) if timeout_s is None else timeout_s
         self.backend = get_backend(backend_name)
         self._engines: dict[tuple, Engine] = {}
 
@@ -59,7 +83,11 @@ class Runner:
         verdicts: list[OracleVerdict] = []
         error = None
         try:
-            verdicts = self._execute(run, outcome)
+            if self.backend.poisoned:
+                raise KernelFaultError("not run: an earlier kernel fault left this process's CUDA context "
+                                       "unusable (run with -n so a fresh worker takes over)")
+            with time_limit(self.timeout_s, run.run_id):
+                verdicts = self._execute(run, outcome)
         except Exception as exc:            # every failure of a run is that run's result alone
             error = exc
             outcome.error = ErrorRecord(type(exc).__name__, str(exc), traceback=traceback.format_exc(limit=8))

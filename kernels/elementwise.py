@@ -40,3 +40,10 @@ def lgamma_map(out, x):
     i = cuda.grid(1)
     if i < x.shape[0]:
         out[i] = math.lgamma(x[i])
+
+
+def out_of_bounds(out, x):
+    """Writes one element past the end of `out`: a fault on the GPU, an IndexError in the simulator."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i + 1] = x[i]

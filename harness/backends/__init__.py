@@ -25,10 +25,20 @@ def gpu_available() -> bool:
     return out.returncode == 0 and "GPU" in out.stdout
 
 
+def cupy_available() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("cupy") is not None
+
+
 def resolve(name: str | None) -> str:
     name = name or os.environ.get("HARNESS_BACKEND") or "auto"
     if name == "auto":
-        return "cuda" if gpu_available() else "sim"
+        if gpu_available():
+            if cupy_available():
+                return "cuda"
+            print("harness: a GPU is visible but cupy is not installed (pip install .[gpu]); "
+                  "using the simulator", file=sys.stderr)
+        return "sim"
     if name not in BACKENDS:
         raise ValueError(f"unknown backend '{name}' (choose from auto, {', '.join(BACKENDS)})")
     return name

@@ -52,3 +52,12 @@ class Backend:
 
     def synchronize(self) -> None:
         pass
+
+    def fault_of(self, exc: BaseException) -> str | None:
+        """A description when `exc` means the kernel itself faulted, else None."""
+        return None
+
+    @property
+    def poisoned(self) -> bool:
+        """True when an earlier fault left the device unusable in this process."""
+        return False

@@ -50,3 +50,18 @@ class CudaBackend(Backend):
 
     def synchronize(self):
         self.cp.cuda.runtime.deviceSynchronize()
+
+    _FAULTS = ("ILLEGAL_ADDRESS", "IllegalAddress", "LAUNCH_FAILED", "LaunchFailure", "MISALIGNED",
+               "Misaligned", "ASSERT", "Assert", "ILLEGAL_INSTRUCTION", "IllegalInstruction", "unspecified launch")
+    _fault_seen: str | None = None
+
+    def fault_of(self, exc):
+        text = f"{type(exc).__name__}: {exc}"
+        if any(k in text for k in self._FAULTS):
+            self._fault_seen = text       # the context is unusable from now on
+            return text
+        return None
+
+    @property
+    def poisoned(self) -> bool:
+        return self._fault_seen is not None

@@ -36,6 +36,12 @@ class SimBackend(Backend):
     def launch(self, compiled, grid, block, args):
         compiled[grid, block](*args)
 
+    def fault_of(self, exc):
+        # the simulator reports an out-of-bounds access as the thread's IndexError
+        if isinstance(exc, IndexError):
+            return f"out-of-bounds access ({exc})"
+        return None
+
 
 def _strided_copy(view: np.ndarray) -> np.ndarray:
     """Copy a view into fresh memory with the same layout (strides and offsets preserved)."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import get_backend
 from ..model import MODES
-from ..errors import UnsupportedError
+from ..errors import KernelFaultError, UnsupportedError
 from .analysis import LaunchShape, check_const_arrays, mark_taped_loads, owned_arrays, varied_values
 from .cache import load_function, write_module
 from .codegen import Signature, function_text, generate, module_text
@@ -119,7 +119,14 @@ class Engine:
         if plan.tape_overflow:
             overflow = self.backend.zeros(1, np.int32)
             kernel_args.append(overflow)
-        self.backend.launch(plan.compiled, config.grid, config.block, kernel_args)
+        try:
+            self.backend.launch(plan.compiled, config.grid, config.block, kernel_args)
+            self.backend.synchronize()        # a fault surfaces here, attributed to this launch
+        except Exception as exc:
+            fault = self.backend.fault_of(exc)
+            if fault is None:
+                raise
+            raise KernelFaultError(f"kernel {plan.job.function} ({mode}) faulted on {self.backend.name}: {fault}") from exc
         if overflow is not None:
             line = int(self.backend.to_host(overflow)[0])
             if line:
