@@ -10,3 +10,5 @@ start=$(date +%s.%N)
 python3 -m pytest cases --backend cuda -q -p no:cacheprovider --results "$OUT/results-cuda.jsonl" --html "$OUT/cuda.html" "$@" 2>&1 | tee "$OUT/cuda-suite.log" | tail -40
 end=$(date +%s.%N)
 echo "cuda suite wall time: $(python3 -c "print(round($end-$start,1))") s"
+python3 benchmarks/bench_gpu.py --out "$OUT/bench.json" 2>&1 | tail -40
+python3 -m harness.cli report "$OUT/results-cuda.jsonl" -o "$OUT/cuda.html" --bench "$OUT/bench.json" | tail -2

@@ -49,10 +49,19 @@ def shfl_xor_sync(self, mask, value, lane_mask):
     return _read(value, lane ^ int(lane_mask))
 
 
+def activemask(self):
+    """The lanes that exist in this thread's warp (a block's last warp may be partial)."""
+    me = threading.current_thread()
+    bx, by, bz = me._manager._block_dim
+    base = me.thread_id - me.thread_id % WARP
+    return (1 << min(WARP, bx * by * bz - base)) - 1
+
+
 def install() -> None:
     from numba.cuda.simulator import kernelapi
     module = kernelapi.FakeCUDAModule
     for name, fn in (("shfl_sync", shfl_sync), ("shfl_up_sync", shfl_up_sync),
-                     ("shfl_down_sync", shfl_down_sync), ("shfl_xor_sync", shfl_xor_sync)):
+                     ("shfl_down_sync", shfl_down_sync), ("shfl_xor_sync", shfl_xor_sync),
+                     ("activemask", activemask)):
         if not hasattr(module, name):
             setattr(module, name, fn)
