@@ -85,6 +85,9 @@ def type_name(value: Any) -> str:
         return f"type ({_qualified(value)})"
     if _is_numba_type(value) or isinstance(value, np.dtype):
         return f"type ({value!r})"
+    if isinstance(value, functools.partial):
+        inner = getattr(value.func, "__qualname__", None) or type(value.func).__name__
+        return f"function (functools.partial of {inner})"
     if _is_function(value):
         fn = _underlying_function(value)
         label = getattr(fn, "__qualname__", None) or getattr(value, "__qualname__", None) \

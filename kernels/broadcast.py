@@ -5,11 +5,10 @@ generates the elementwise kernel around it (`dest[idx] = f(a0[...], a1, ...)`). 
 operands (`convert_to(T, a)` with T = numpy.float64, `apply(g, a)` with a closure g) are folded
 into the generated kernel as constants unless `engine: {fold_constants: false}`.
 
-Plain Python functions: the front end compiles them as inlined device functions. The kernels at
-the end of the file are ordinary kernel-style launches of the same seeds.
+Plain Python functions: the front end compiles them as inlined device functions. `call_first`, at
+the end, is an ordinary kernel (CUDA.jl issue 2514's reduced example).
 """
 import numpy
-from numba import cuda
 
 
 def add(x, y):
@@ -86,15 +85,8 @@ class Holder:
         self.scale = scale
 
 
-# ----------------------------------------------------------------------------- kernel-style seeds
+# ----------------------------------------------------------------------------- a kernel-style seed
 
 def call_first(out, f, x):
     """CUDA.jl issue 2514's reduced kernel, `kernel(f, x) = f(x[])`: a function as an argument."""
     out[0] = f(x[0])
-
-
-def add_sum(s, x, y):
-    """`sum(x .+ y)` in one launch (CUDA.jl issue 2455): every thread adds x[i] + y[i] into s[0]."""
-    i = cuda.grid(1)
-    if i < x.shape[0]:
-        cuda.atomic.add(s, 0, x[i] + y[i])

@@ -193,9 +193,10 @@ class BroadcastLauncher:
                             else "a map needs every operand in the destination's shape")
                     raise KernelError(f"argument {pos} ('{name}') of shape {shape} does not fit the destination "
                                       f"'{names[0]}' of shape {dest_shape} ({rule})", argument=pos, param=name)
-                if len(shape) == 0:
-                    raise KernelError(f"argument {pos} ('{name}') is a 0-d array; pass its value as a scalar",
-                                      argument=pos, param=name)
+                if len(shape) == 0:        # kernels index no 0-d arrays: read a 1-element view at 0
+                    anns[pos] = ann = _one_element_view(ann)
+                    values[pos] = value = ann.value
+                    shape, extruded = (1,), (True,)
                 operands.append(Operand(name, "array", len(shape), extruded))
             elif is_number(value):
                 operands.append(Operand(name, "scalar"))
@@ -251,6 +252,16 @@ class BroadcastLauncher:
                         ptx=compiled if isinstance(compiled, str) else None)
             self._plans[key] = plan
         return plan, infos
+
+
+def _one_element_view(ann):
+    """The same annotation over 1-element views of a 0-d array and its shadows."""
+    view = (lambda a: a.reshape(1) if a is not None and hasattr(a, "reshape") else a)
+    if isinstance(ann, BatchDuplicated):
+        return BatchDuplicated(view(ann.value), tuple(view(s) for s in ann.shadows))
+    if isinstance(ann, Duplicated):
+        return type(ann)(view(ann.value), view(ann.shadow))
+    return type(ann)(view(ann.value)) if isinstance(ann, Const) else ann
 
 
 def _numba_type(info):
