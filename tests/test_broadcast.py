@@ -427,3 +427,18 @@ def test_loader_refuses_malformed_broadcast_cases(tmp_path, kw, line, key, text)
         _load(tmp_path, **kw)
     assert (info.value.line, info.value.key) == (line, key)
     assert text in str(info.value)
+
+
+def test_a_compiled_device_function_is_specialized_through_its_python_function(be, split):
+    from numba import cuda
+    from harness.frontends import broadcast_into, launcher_for
+
+    @cuda.jit(device=True)
+    def scaled(T, a):
+        return T(a) * 3
+    x = np.arange(4, dtype=np.float32)
+    out = be.zeros(4, np.float64)
+    broadcast_into(scaled, out, np.float64, x, engine=split)
+    np.testing.assert_array_equal(host(be, out), 3 * x.astype(np.float64))
+    text = Path(launcher_for(split).generated(scaled, out, np.float64, x)[1]).read_text()
+    assert "def scaled__T(a):" in text and "dest[i] = scaled__T(a[i])" in text

@@ -268,7 +268,6 @@ class _Globals:
             renames[var] = self.bind(value, var, comment=f"{fn.__name__}: {var} ({what})")
         fdef = _Rename(renames).visit(fdef)
         fdef.name = name
-        fdef.decorator_list = []
         fdef.args.args = [a for a in fdef.args.args if a.arg not in consts]
         where = f"{inspect.getsourcefile(fn) or '?'}:{fn.__code__.co_firstlineno}"
         folded = ", ".join(f"{p} = {_short(v)}" for p, v in consts.items())
@@ -306,6 +305,10 @@ def _function_def(fn) -> ast.FunctionDef | None:
         return None
     if any(isinstance(n, _SCOPES) for stmt in fdef.body for n in ast.walk(stmt)):
         return None
+    fdef.decorator_list = []           # evaluated where fn was defined, not part of its body
+    fdef.returns = None                # and so are annotations
+    for arg in a.args:
+        arg.annotation = None
     return fdef
 
 
@@ -352,7 +355,7 @@ def source(spec: KernelSpec) -> tuple[str, str]:
     # f with its folded operands bound: a specialized copy when f is a Python function, else a
     # call of f (a type, a compiled device function) with the folded constants as globals
     folded = {op.name: op.const for op in spec.operands if op.kind == "folded"}
-    fn = spec.function if isinstance(spec.function, pytypes.FunctionType) else None
+    fn = python_function_or_none(spec.function)     # a plain function or a compiled device function
     callee = None
     if fn is not None and (folded or fn.__closure__):
         params_of_f = list(inspect.signature(fn).parameters)
