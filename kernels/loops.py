@@ -117,3 +117,35 @@ def accumulate_in_place_static(x, y):
     if i < x.shape[0]:
         for j in range(3):
             x[i] += y[j] * x[i] * 0.1
+
+
+def newton_sqrt_static(out, x):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        a = x[i]
+        y = 1.0 + a
+        for k in range(6):
+            y = 0.5 * (y + a / y)
+        out[i] = y
+
+
+def first_crossing_static(out, x, w, level):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        s = 0.0
+        for k in range(8):
+            if s > level:
+                break
+            s += w[k] * x[i]
+        out[i] = s
+
+
+def skip_negative_static(out, x, w):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        s = 0.0
+        for k in range(6):
+            if w[k] < 0.0:
+                continue
+            s += w[k] * x[i] * x[i]
+        out[i] = s

@@ -47,3 +47,12 @@ def dscaled(x, dx, a, out):
     """Reverse with an Active scalar: the adjoint of a comes back from autodiff."""
     da, = autodiff(Reverse, scaled_sum, Duplicated(x, dx), Active(a))
     out[0] = da
+
+
+def val_kernel(u, ghost):
+    """Enzyme.jl issue 358's val_kernel!: the second argument carries no data (a Val{N})."""
+    u[0] = u[0] * 2.0
+
+
+def dval_kernel(u, du, ghost):
+    autodiff(Reverse, val_kernel, Duplicated(u, du), Const(ghost))

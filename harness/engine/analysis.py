@@ -317,3 +317,22 @@ def owned_arrays(ir: KernelIR, launch: LaunchShape) -> set[str]:
         if all(k == first for k in keys) and injective(first, launch, per_block=array in shared):
             owned.add(array)
     return owned
+
+
+def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -> None:
+    """Refuse a global array that the kernel both writes and reads at indices other threads may
+    share (thread i reads A[i + 1] while thread i + 1 overwrites it). The primal already races
+    there, and the reverse sweep, which replays reads from registers, cannot know which value a
+    read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others."""
+    if not launch.dims:
+        return
+    params = {p.name for p in ir.params if p.kind == "array"}
+    written = {s.array: s.line for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    for s in walk(ir.body):
+        if isinstance(s, Assign) and isinstance(s.expr, Load):
+            a = s.expr.array
+            if a in params and a in written and a not in owned:
+                raise UnsupportedError(
+                    f"'{a}' is written (line {written[a]}) and read (line {s.line}) at indices that other "
+                    "threads may share: a cross-thread write-after-read the reverse sweep cannot replay",
+                    file=ir.file, line=s.line)

@@ -16,7 +16,8 @@ import numpy as np
 from ..backends import get_backend
 from ..model import MODES
 from ..errors import KernelFaultError, UnsupportedError
-from .analysis import LaunchShape, check_const_arrays, mark_taped_loads, owned_arrays, varied_values
+from .analysis import (LaunchShape, check_const_arrays, check_cross_thread_war, mark_taped_loads, owned_arrays,
+                       varied_values)
 from .cache import load_function, write_module
 from .codegen import Signature, function_text, generate, module_text
 from .nested import check_inherits, host_config, nested_function, record_inlined_calls, uses_autodiff
@@ -181,8 +182,10 @@ class Engine:
         check_const_arrays(ir, activity, varied)
         loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
         width = max(i.width for i in infos)
+        owned = owned_arrays(ir, config.shape)
+        check_cross_thread_war(ir, config.shape, owned)
         sig = Signature(activity=activity, width=width,
-                        owned=frozenset(owned_arrays(ir, config.shape)) if mode == "reverse" else frozenset(),
+                        owned=frozenset(owned) if mode == "reverse" else frozenset(),
                         skip_store=frozenset(i.name for i in infos
                                              if i.activity == "duplicated_no_need" and i.name not in loaded),
                         tape_size=self.options.tape_size)
