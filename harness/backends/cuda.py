@@ -40,8 +40,10 @@ class CudaBackend(Backend):
         return hasattr(value, "__cuda_array_interface__")
 
     def compile(self, pyfunc, signature, config):
+        # cache=True: kernels come from real files (generated ones are content-addressed), so a
+        # second run of the suite loads every kernel from numba's on-disk cache
         return self.cuda.jit(signature, fastmath=config.fastmath, debug=config.debug,
-                             opt=not config.debug, lineinfo=True)(pyfunc)
+                             opt=not config.debug, lineinfo=True, cache=True)(pyfunc)
 
     def launch(self, compiled, grid, block, args):
         # numba's dispatcher does not type numpy scalars; the explicit signature casts plain ones
