@@ -60,9 +60,30 @@ class CudaBackend(Backend):
     def fault_of(self, exc):
         text = f"{type(exc).__name__}: {exc}"
         if any(k in text for k in self._FAULTS):
-            self._fault_seen = text       # the context is unusable from now on
+            self._fault_seen = text       # the context is unusable until it is rebuilt
+            if self.recover():
+                self._fault_seen = None
             return text
         return None
+
+    def recover(self) -> bool:
+        """Rebuild the device context after a fault, so the process can go on. Every device array
+        of the faulting run is dropped; kernels are reloaded into the new context on demand."""
+        try:
+            self.cp.get_default_memory_pool().free_all_blocks()
+            self.cp.get_default_pinned_memory_pool().free_all_blocks()
+        except Exception:
+            pass
+        try:
+            self.cuda.close()                     # numba's handle on the primary context
+            self.cp.cuda.runtime.deviceReset()    # destroys the faulted primary context
+            self.cp.cuda.Device(0).use()
+            probe = self.cp.arange(4, dtype=self.cp.float32)
+            ok = float(probe.sum()) == 6.0
+            self.cuda.get_current_device()        # numba attaches to the new context
+            return ok
+        except Exception:
+            return False
 
     @property
     def poisoned(self) -> bool:
