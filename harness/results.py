@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import subprocess
@@ -46,10 +47,34 @@ def _json_default(value: Any) -> Any:
     return repr(value)
 
 
+_NONFINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _finite_json(value: Any) -> Any:
+    """Non-finite floats become the strings "NaN", "Infinity", "-Infinity": a NaN gradient is a
+    finding worth keeping, and strict JSON readers (jq, browsers) reject the bare tokens."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(v) for v in value]
+    return value
+
+
+def _restore_nonfinite(value: Any) -> Any:
+    if isinstance(value, str) and value in _NONFINITE:
+        return _NONFINITE[value]
+    if isinstance(value, dict):
+        return {k: _restore_nonfinite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore_nonfinite(v) for v in value]
+    return value
+
+
 def _encode(record: dict) -> str:
-    # NaN and Infinity stay as Python's json tokens: a NaN gradient is a finding worth keeping,
-    # and every reader of this file is Python (docs/report.md says so).
-    return json.dumps(record, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(_finite_json(record), default=_json_default, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False)
 
 
 def _record_from(outcome_or_dict: Outcome | dict) -> dict:
@@ -141,6 +166,8 @@ def read_results(path: str | os.PathLike) -> tuple[dict, list[Outcome]]:
                     meta = {k: v for k, v in record.items() if k != "type"}
                     sessions += 1
                 elif kind == "run":
+                    if "oracles" in record:            # numbers written as "NaN"/"Infinity"
+                        record["oracles"] = _restore_nonfinite(record["oracles"])
                     outcomes.append(Outcome.from_json({k: v for k, v in record.items() if k != "type"}))
             except (ValueError, TypeError, KeyError) as exc:
                 torn = "" if line.endswith("\n") else " (torn last line)"
