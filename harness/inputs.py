@@ -84,7 +84,8 @@ def with_layout(spec: ArraySpec, rng: np.random.Generator) -> np.ndarray:
         extent = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, steps))
         base = init_array(ArraySpec((extent,), spec.dtype, spec.init), rng)
         item = base.dtype.itemsize
-        return np.lib.stride_tricks.as_strided(base, shape, tuple(s * item for s in steps))
+        start = sum((n - 1) * -s for n, s in zip(shape, steps) if s < 0)   # negative strides walk back
+        return np.lib.stride_tricks.as_strided(base[start:], shape, tuple(s * item for s in steps))
     if "broadcast" in layout:
         base = init_array(spec, rng, tuple(layout["broadcast"]))
         return np.broadcast_to(base, shape)
@@ -105,7 +106,9 @@ def build_args(specs: tuple[ArgSpec, ...], seed: int, root: Path) -> list[HostAr
     rng = np.random.default_rng(seed)
     out = []
     for spec in specs:
-        if spec.kind == "array":
+        if spec.alias is not None:
+            value = None                  # the very buffer of another argument: filled in below
+        elif spec.kind == "array":
             value = with_layout(spec.array, rng)
         elif spec.kind == "scalar":
             value = np.dtype(spec.dtype or "float64").type(spec.value)
@@ -116,4 +119,8 @@ def build_args(specs: tuple[ArgSpec, ...], seed: int, root: Path) -> list[HostAr
         else:
             raise CaseError(f"unknown argument kind {spec.kind}", key=spec.name)
         out.append(HostArg(spec, value))
+    by_name = {a.spec.name: a.value for a in out}
+    for a in out:
+        if a.spec.alias is not None:
+            a.value = by_name[a.spec.alias]
     return out

@@ -10,6 +10,7 @@ import numpy as np
 from .activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from .engine.launch import Engine, LaunchConfig
 from .inputs import HostArg
+from .layouts import Buffer, check_aliasing, check_layout, device_view, root_of
 from .oracles.problem import StateVar
 
 _WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
@@ -17,7 +18,7 @@ _WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
 
 def same_layout(view: np.ndarray, values) -> np.ndarray:
     """A fresh host array with `view`'s strides and offset, holding `values`."""
-    if view.flags.c_contiguous:
+    if view.flags.c_contiguous and root_of(view) is view:     # an offset view keeps its offset
         return np.array(np.broadcast_to(values, view.shape), dtype=view.dtype)
     base = view
     while base.base is not None:
@@ -61,19 +62,42 @@ class KernelProblem:
         self._primal_final = None
         self.last_launch = None
         self.launches: dict[str, object] = {}    # mode -> its latest LaunchResult
+        # The first derivative launches, (mode, tangent or cotangent, lane-0 result): the activity
+        # relations (harness/relations.py) reuse the gradient oracles' first results as references.
+        self.history: list[tuple[str, dict, dict]] = []
+        self._check_memory()
+
+    def _remember(self, mode: str, given: dict, result: dict):
+        if len(self.history) < 8:
+            copy = lambda d: {k: np.array(v, dtype=np.float64, copy=True) for k, v in d.items()}  # noqa: E731
+            self.history.append((mode, copy(given), copy(result)))
+
+    def _check_memory(self):
+        """Layouts and aliasing (harness/layouts.py): a differentiable array must not overlap
+        itself, and arguments (or a `shadow: {alias: ...}`) may share memory only when const."""
+        buffers, by_name = [], {a.spec.name: a for a in self.args}
+        for pos, a in enumerate(self.args):
+            if a.spec.kind != "array":
+                continue
+            check_layout(pos, a.spec.name, a.value, a.spec.activity)
+            buffers.append(Buffer(pos, a.spec.name, "primal", a.value, a.spec.activity != "const"))
+            target = (a.spec.shadow or {}).get("alias")
+            if target is not None and target in by_name:
+                buffers.append(Buffer(pos, a.spec.name, "shadow", by_name[target].value, True))
+        check_aliasing(buffers)
 
     # ------------------------------------------------------------------ helpers
     def _device_values(self, overrides: dict | None = None, as_float64: bool = False) -> list:
         values = []
+        roots: dict = {}                # one device copy per host allocation: layouts and aliases survive
         for a in self.args:
             v = a.value
             if a.spec.kind == "array":
                 host = v
                 if overrides and a.spec.name in overrides:
                     host = same_layout(v, np.asarray(overrides[a.spec.name]).astype(v.dtype))
-                if as_float64 and _float(v.dtype):
-                    host = host.astype(np.float64)     # the float64 reference of FD
-                v = self.backend.asarray(host)
+                # as_float64: the float64 reference of FD, in the same layout
+                v = device_view(self.backend, host, roots, np.float64 if as_float64 and _float(v.dtype) else None)
             elif a.spec.kind == "scalar":
                 if overrides and a.spec.name in overrides:
                     v = np.dtype(v.dtype).type(float(overrides[a.spec.name]))
@@ -117,7 +141,7 @@ class KernelProblem:
                 tangent = tuple(lanes) if self.width > 1 else lanes[0]
                 out.append(Active(v, tangent) if act == "active" or mode == "reverse" else Duplicated(v, tangent))
             else:
-                dev = [self.backend.asarray(same_layout(a.value, np.asarray(s).astype(a.value.dtype)))
+                dev = [device_view(self.backend, same_layout(a.value, np.asarray(s).astype(a.value.dtype)))
                        for s in shadows[name]]
                 out.append(BatchDuplicated(v, tuple(dev)) if act == "batch_duplicated" else _WRAP[act](v, dev[0]))
         return out
@@ -167,6 +191,7 @@ class KernelProblem:
                 for j, s in enumerate(shadows):
                     lanes[j][a.spec.name] = self.backend.to_host(s).astype(np.float64)
         self._record_lanes(lanes)
+        self._remember("forward", tangent, lanes[0])
         return lanes[0]
 
     def vjp(self, cotangent: dict) -> dict:
@@ -191,4 +216,5 @@ class KernelProblem:
                 for j in range(self.width):
                     lanes[j][name] = np.float64(adj[j])
         self._record_lanes(lanes)
+        self._remember("reverse", cotangent, lanes[0])
         return lanes[0]

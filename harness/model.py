@@ -35,7 +35,8 @@ class ArgSpec:
     value: Any = None               # kind == scalar: the value; type/function: the reference
     dtype: str | None = None        # kind == scalar
     width: int | None = None        # activity == batch_duplicated
-    shadow: dict | None = None      # optional shadow init for this arg: {init: ...}
+    shadow: dict | None = None      # optional shadow init for this arg: {init: ...} | {alias: arg}
+    alias: str | None = None        # kind == array: this argument is the buffer of that argument
     line: int | None = None         # line of this argument in the case file
 
 
@@ -75,6 +76,7 @@ class Expectation:
     reason: str | None = None       # xfail
     link: str | None = None         # xfail
     strict: bool = True             # xfail
+    state: str | None = None        # xfail: the failing state the known bug shows (e.g. NONDET)
 
 
 @dataclass(frozen=True)

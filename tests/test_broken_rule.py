@@ -153,14 +153,16 @@ def test_zero_exp_rule_is_caught(runner, launching_backend, monkeypatch, tmp_pat
         assert re.search(r"worst entry out\[\d\] / x\[\d\]: AD -?0 vs FD -?[1-9]", outcome.message), outcome.message
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "harness bug (oracles/kernel_problem): the zero guard looks at the whole state gradient, which for "
-    "out = f(x) always contains x's identity pass-through (x is unwritten, so J v and J^T w carry v_x and "
-    "w_x): a silently zero d out/d x is reported FAIL, never ZERO, for any kernel with an unwritten input"))
 def test_zero_exp_rule_is_a_zero_state(runner, launching_backend, monkeypatch, tmp_path):
+    """The zero guard works per argument: x's identity pass-through (x is unwritten, so J v and J^T w
+    carry v_x and w_x) no longer hides a silently zero d out/d x."""
     monkeypatch.setitem(rules.PARTIALS, "exp", ("0",))
     outcomes = _execute(runner, _runs(_exp_case(tmp_path, 8), launching_backend.name, dtype=None))
     _assert_states(outcomes, "ZERO")
+    for key, outcome in outcomes.items():
+        assert outcome.message.startswith("zero: gradient is zero with respect to "), f"{key}: {outcome.message}"
+        zero = _failed_oracles(outcome)["zero"]
+        assert "x" in zero.metrics["zero_arguments"], zero.metrics
 
 
 def test_zero_exp_rule_in_a_mixed_kernel_is_a_plain_failure(runner, launching_backend, monkeypatch):

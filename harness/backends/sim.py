@@ -34,7 +34,12 @@ class SimBackend(Backend):
         return self.cuda.jit(pyfunc)
 
     def launch(self, compiled, grid, block, args):
-        compiled[grid, block](*args)
+        # Pass arrays as the simulator's device arrays, not numpy arrays: those it would copy in and
+        # out and refuse when not contiguous. So strided views keep their layout and arguments that
+        # share memory share it inside the kernel too, as device arrays do on a GPU.
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        compiled[grid, block](*[FakeCUDAArray(a) if isinstance(a, np.ndarray) and a.ndim > 0 else a
+                                for a in args])
 
     def fault_of(self, exc):
         # the simulator reports an out-of-bounds access as the thread's IndexError

@@ -339,7 +339,7 @@ def _got(kind: str, instance: Any) -> str:
     if kind == "type":
         return f" (got {_json_type(instance)})"
     if kind == "oneOf" and isinstance(instance, dict):
-        found = [k for k in ARG_KINDS if k in instance]
+        found = [k for k in ARG_KINDS + ("alias",) if k in instance]
         return f" (found {', '.join(found) if found else 'none'})"
     if kind == "maxProperties" and isinstance(instance, dict):
         return f" (got {', '.join(instance)})"
@@ -461,6 +461,8 @@ def _check_elementwise_args(ctx: _Context, args: dict, kernel: KernelRef,
 
 def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
     path = ("args", name)
+    if "alias" in raw:                                      # the buffer of another array argument
+        return _build_alias_arg(ctx, name, raw)
     kind = next(k for k in ARG_KINDS if k in raw)          # the schema allows exactly one
     activity = raw.get("activity", "const")
     width = raw.get("width")
@@ -498,6 +500,9 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
             ctx.fail(f"'shadow' needs an array argument with activity duplicated, "
                      f"duplicated_no_need or batch_duplicated (this one is a {kind}, {activity})",
                      path + ("shadow",))
+    if "alias" in raw.get("shadow", {}):                    # resolved by _resolve_aliases
+        shadow = {"alias": raw["shadow"]["alias"]}
+    elif "shadow" in raw:
         # A batch's shadows may be given once (reused for each) or all at once (width x shape).
         shapes = [array.shape] + ([(width,) + array.shape] if width else [])
         shadow = {"init": _build_init(ctx, raw["shadow"]["init"], shapes,
@@ -505,6 +510,44 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
 
     return ArgSpec(name=name, kind=kind, activity=activity, array=array, value=value, dtype=dtype,
                    width=width, shadow=shadow, line=_line_of(ctx.document, path))
+
+
+def _build_alias_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
+    """`{alias: other, activity: ...}`: the very buffer of array argument `other`. Its array spec
+    is filled in by `_resolve_aliases` once every argument is built."""
+    path = ("args", name)
+    activity = raw.get("activity", "const")
+    for key in ("shadow", "width"):
+        if key in raw:
+            ctx.fail(f"an alias argument takes only 'alias' and 'activity' (got '{key}')", path + (key,))
+    if activity in ("active", "batch_duplicated"):
+        ctx.fail(f"an alias is an array argument: activity '{activity}' does not apply "
+                 "(use const, duplicated or duplicated_no_need)", path + ("activity",))
+    return ArgSpec(name=name, kind="array", activity=activity, alias=raw["alias"],
+                   line=_line_of(ctx.document, path))
+
+
+def _resolve_aliases(ctx: _Context, args: tuple[ArgSpec, ...]) -> tuple[ArgSpec, ...]:
+    """Point every `alias:` (argument or shadow) at an array argument; alias arguments take their
+    target's array spec (shape, dtype, init, layout): they are the same memory."""
+    by_name = {a.name: a for a in args}
+    out = []
+    for arg in args:
+        for target, key in ((arg.alias, ("alias",)), ((arg.shadow or {}).get("alias"), ("shadow", "alias"))):
+            if target is None:
+                continue
+            if target == arg.name and key == ("alias",):
+                ctx.fail("an argument cannot alias itself", ("args", arg.name, "alias"))
+            other = by_name.get(target)
+            if other is None or other.kind != "array" or other.alias is not None:
+                why = ("is not an argument of the case" if other is None else
+                       "is itself an alias" if other.alias is not None else f"is a {other.kind}, not an array")
+                ctx.fail(f"alias '{target}' {why}; alias names an array argument ({', '.join(by_name)})",
+                         ("args", arg.name) + key)
+        if arg.alias is not None:
+            arg = replace(arg, array=by_name[arg.alias].array)
+        out.append(arg)
+    return tuple(out)
 
 
 def _scalar_value(ctx: _Context, raw: dict, path: KeyPath) -> tuple[Any, str]:
@@ -667,7 +710,7 @@ def _build_expect(ctx: _Context, raw: Any) -> Expectation:
                            argument=body.get("argument"), param=body.get("param"))
     if kind == "xfail":
         return Expectation(kind="xfail", reason=body["reason"], link=body.get("link"),
-                           strict=body.get("strict", True))
+                           strict=body.get("strict", True), state=body.get("state"))
     return Expectation(kind="unsupported", match=match)
 
 
@@ -680,7 +723,7 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
         _check_elementwise_args(ctx, doc["args"], kernel, params, style)
     else:
         _check_arg_names(ctx, doc["args"], kernel, params)
-    args = tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items())
+    args = _resolve_aliases(ctx, tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items()))
     return Case(
         id=doc["id"], source=ctx.source, kernel=kernel, args=args,
         title=doc.get("title", ""), description=doc.get("description", ""),

@@ -24,11 +24,12 @@ from harness.oracles.fd import (
 )
 from harness.oracles.problem import DiffProblem, StateVar, entry_names, unflatten
 from harness.oracles.tolerance import (
-    MAX_WORST, Comparison, Tolerance, compare_dots, compare_vectors, dot_scale, resolve_tolerance,
+    MAX_WORST, Comparison, Tolerance, compare_dots, compare_vectors, dot_scale, dot_tolerance, resolve_tolerance,
 )
 
 FD_FORWARD, FD_REVERSE, DOT, ZERO = "fd-forward", "fd-reverse", "dot", "zero"
 ZERO_MESSAGE = "gradient is all zero where finite differences are not"
+ZERO_ARG_MESSAGE = "gradient is zero with respect to"
 NONFINITE_MESSAGE = "gradient contains NaN/Inf at"
 
 Values = Mapping[str, np.ndarray]
@@ -314,6 +315,91 @@ def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[V
     return OracleVerdict(ZERO, "pass", "gradient is neither all zero nor NaN/Inf", metrics)
 
 
+# ----------------------------------------------------------------------------- the zero guard, per argument
+
+def _trivial(ad: np.ndarray, candidates: list[tuple[str, np.ndarray]], dtype: str) -> tuple[str, np.ndarray] | None:
+    """The first candidate ('zero' or 'pass-through') that `ad` equals up to a few ulps of the
+    engine's dtype: what a derivative rule that returned 0 leaves behind."""
+    eps = float(np.finfo(np.float32 if dtype == "float32" else np.float64).eps)
+    for kind, value in candidates:
+        if np.all(np.abs(ad - value) <= 8 * eps * np.abs(value)):
+            return kind, value
+    return None
+
+
+def _zero_per_argument(ws: _Workspace, mode: str, k: int, tol: Tolerance,
+                       fd_verdict: OracleVerdict) -> OracleVerdict | None:
+    """After a failed FD check: is the derivative with respect to some input argument silently zero?
+
+    For input argument j, restrict each of the first k directions to j (v_j) and look at what AD
+    gives for it: in forward mode J v_j (one jvp), in reverse mode the j block of J^T w (already
+    computed). It is trivial when it is all zero, or only the identity pass-through of an array the
+    kernel does not write (J v_j = v_j on j itself; (J^T w)_j = w_j), which is what a zero rule
+    leaves: the whole-state guard cannot see it, since the pass-through is nonzero. Finite
+    differences along v_j (two primal launches a direction) then decide: if they differ from that
+    trivial value beyond the FD check's tolerance in some direction, the argument's derivative is a
+    silent zero and the run is ZERO. Runs only when the FD check has failed; returns None when no
+    argument qualifies."""
+    problem = ws.problem
+    outputs = {o.name for o in problem.outputs}
+    names, blocks = entry_names(problem.outputs), _blocks(problem.outputs)
+    count = min(k, len(ws.directions))
+    flagged: dict[str, dict] = {}
+    for var in problem.inputs:
+        kinds, ratio, fd_max = set(), 0.0, 0.0
+        for i in range(count):
+            vj = {p.name: np.asarray(ws.directions[i][p.name], dtype=np.float64) if p.name == var.name
+                  else np.zeros(p.shape) for p in problem.inputs}
+            if not np.any(vj[var.name]):
+                continue
+            h = step_size(ws.base, vj)
+            fd = ws._memo(("cd-arg", i, var.name), lambda: central_difference(problem, ws.base, vj, h))
+            fd_flat = _flat(problem.outputs, fd, "finite differences")
+            if not np.isfinite(fd_flat).all():
+                break
+            if mode == "forward":
+                ad = ws._memo(("jvp-arg", i, var.name), lambda: _ad_jvp(problem, vj))
+                through = _flat(problem.outputs, {var.name: vj[var.name]} if var.name in outputs else {}, "v")
+                hit = _trivial(ad, [("zero", np.zeros_like(ad)), ("pass-through", through)], problem.dtype)
+                if hit is None:
+                    break
+                comp = compare_vectors(hit[1], fd_flat, tol, names, blocks=blocks)
+                ratio, fd_max = max(ratio, comp.worst_ratio), max(fd_max, float(np.max(np.abs(fd_flat - hit[1]))))
+            else:
+                g = unflatten(problem.inputs, ws.vjp(i))[var.name].reshape(-1)
+                w = ws.cotangents[i]
+                cands = [("zero", np.zeros_like(g))]
+                if var.name in outputs:
+                    w_j = np.asarray(w[var.name], dtype=np.float64).reshape(-1)
+                    cands.append(("pass-through", w_j.astype(problem.dtype).astype(np.float64)))
+                hit = _trivial(g, cands, problem.dtype)
+                if hit is None:
+                    break
+                v_flat = vj[var.name].reshape(-1)
+                w_flat = _flat(problem.outputs, w, "cotangent")
+                ad_dot, ref_dot = float(hit[1] @ v_flat), float(w_flat @ fd_flat)
+                scale = max(dot_scale(g, v_flat), dot_scale(w_flat, fd_flat))
+                t = dot_tolerance(ad_dot, ref_dot, weight_norm=float(np.linalg.norm(v_flat)), scale=scale, tol=tol)
+                ratio, fd_max = max(ratio, abs(ad_dot - ref_dot) / t), max(fd_max, abs(ad_dot - ref_dot))
+            kinds.add(hit[0])
+        else:
+            if kinds and ratio > 1.0:
+                flagged[var.name] = {"kind": "pass-through" if "pass-through" in kinds else "zero",
+                                     "worst_ratio": ratio, "max_abs_diff": fd_max}
+    if not flagged:
+        return None
+    described = []
+    for name, info in flagged.items():
+        described.append(f"{name} (AD {'carries only its identity pass-through' if info['kind'] == 'pass-through' else 'is all zero'}, "
+                         f"FD differs by up to {_g(info['max_abs_diff'])})")
+    message = f"{ZERO_ARG_MESSAGE} {', '.join(flagged)} where finite differences are not: {'; '.join(described)}"
+    for w in fd_verdict.worst:               # the localization's evidence, when it ran
+        if " / " in w.index and any(w.index.split(" / ")[1].split("[")[0] == n for n in flagged):
+            message += f"; worst entry {w.index}: AD {_g(w.ad)} vs FD {_g(w.fd)}"
+            break
+    return OracleVerdict(ZERO, "fail", message, {"zero_arguments": list(flagged), "per_argument": flagged})
+
+
 # ----------------------------------------------------------------------------- localization
 
 def _localization_blocker(problem: DiffProblem, max_size: int, max_columns: int) -> str | None:
@@ -545,6 +631,10 @@ def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2
             n_in = sum(map(_size, problem.inputs))
             zero = check_zero([ws.vjp(i) for i in range(count)], [dots], rtol=tol.rtol,
                               atol=tol.atol * math.sqrt(n_in), names=entry_names(problem.inputs), aligned=False)
+        # Per argument only when the FD reference is trustworthy: finite, and stable across step sizes.
+        if zero.verdict == "pass" and fd_verdict.verdict == "fail" and not fd_verdict.metrics.get("fd_nonfinite") \
+                and fd_verdict.metrics.get("fd_spread_ratio", 0.0) < 1.0:
+            zero = _zero_per_argument(ws, mode, k, tol, fd_verdict) or zero
         verdicts.append(zero)
 
     if dot:
