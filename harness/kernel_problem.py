@@ -10,7 +10,7 @@ import numpy as np
 from .activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from .engine.launch import Engine, LaunchConfig
 from .inputs import HostArg
-from .layouts import Buffer, check_aliasing, check_layout, device_view, root_of
+from .layouts import Buffer, check_aliasing, check_layout, device_view, recast_view, root_of
 from .oracles.problem import StateVar
 
 _WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
@@ -92,16 +92,19 @@ class KernelProblem:
         roots: dict = {}                # one device copy per host allocation: layouts and aliases survive
         for a in self.args:
             v = a.value
+            wide = as_float64 and a.spec.kind in ("array", "scalar") and _float(v.dtype)
             if a.spec.kind == "array":
                 host = v
                 if overrides and a.spec.name in overrides:
-                    host = same_layout(v, np.asarray(overrides[a.spec.name]).astype(v.dtype))
+                    # an FD probe s + h v is built in float64 before anything is rounded
+                    template = recast_view(v, np.float64) if wide else v
+                    host = same_layout(template, np.asarray(overrides[a.spec.name], dtype=template.dtype))
                 # as_float64: the float64 reference of FD, in the same layout
-                v = device_view(self.backend, host, roots, np.float64 if as_float64 and _float(v.dtype) else None)
+                v = device_view(self.backend, host, roots, np.float64 if wide else None)
             elif a.spec.kind == "scalar":
                 if overrides and a.spec.name in overrides:
-                    v = np.dtype(v.dtype).type(float(overrides[a.spec.name]))
-                if as_float64 and _float(v.dtype):
+                    v = (np.float64 if wide else np.dtype(v.dtype).type)(float(overrides[a.spec.name]))
+                elif wide:
                     v = np.float64(v)
             values.append(v)
         return values

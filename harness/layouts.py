@@ -101,6 +101,20 @@ def _as_strided(flat, shape, strides):
     return xp.lib.stride_tricks.as_strided(flat, shape, strides)
 
 
+def recast_view(host: np.ndarray, dtype) -> np.ndarray:
+    """A host copy of `host` in another dtype with the same layout (strides and offset counted in
+    elements), so a float64 probe of a float32 argument is never rounded through float32."""
+    dtype = np.dtype(dtype)
+    root = root_of(host)
+    item = host.dtype.itemsize
+    offset = (_pointer(host) or 0) - (_pointer(root) or 0)
+    if root.dtype != host.dtype or offset % item or any(s % item for s in host.strides):
+        return np.array(host, dtype=dtype)
+    flat = root.ravel(order="K").astype(dtype, copy=True)
+    strides = tuple(s // item * dtype.itemsize for s in host.strides)
+    return np.lib.stride_tricks.as_strided(flat[offset // item:], host.shape, strides)
+
+
 def device_view(backend, host: np.ndarray, roots: dict | None = None, dtype=None):
     """A device copy of `host` (cast to `dtype` if given) with the same strides, the same offset into
     its allocation, and, through `roots` (one dict per launch), the same sharing: arguments that are

@@ -47,3 +47,10 @@ def out_of_bounds(out, x):
     i = cuda.grid(1)
     if i < x.shape[0]:
         out[i + 1099511627776] = x[i]      # 2**40 elements past the end: unmapped on any GPU
+
+
+def mixed_precision(out, x, y):
+    """float32 x times float64 y into float64 out: numba computes in float64."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i] * y[i] + math.sin(y[i])
