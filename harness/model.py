@@ -187,6 +187,7 @@ class Outcome:
     message: str = ""
     expect: str = "pass"
     title: str = ""
+    description: str = ""
     tags: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     kernel: str = ""

@@ -79,7 +79,7 @@ class Runner:
         outcome = Outcome(
             run_id=run.run_id, case_id=case.id, source=case.source, variant=case.variant, mode=run.mode,
             dtype=run.dtype, backend=self.backend.name, state="PASS", expect=case.expect.kind,
-            title=case.title, tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
+            title=case.title, description=case.description, tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
             repro=repro_command(run), started=started)
         verdicts: list[OracleVerdict] = []
         error = None
