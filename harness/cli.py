@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.mutation_run import add_mutate_parser
 from harness.report.cli import add_report_parser
 from harness.run_cli import add_run_parser
 
@@ -13,6 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="GPU automatic-differentiation regression harness")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_report_parser(subparsers)
+    add_mutate_parser(subparsers)
 
     add_run_parser(subparsers)
     return parser

@@ -1,0 +1,383 @@
+"""The mutation campaign: run the case suite under every planted bug and show what catches each.
+
+    harness mutate --backend sim                     # every mutant, every case, 2 processes at a time
+    harness mutate --mutants drop-atomic,stale-tape --cases cases/loop-*.yaml
+    python -m harness.mutation_run --list            # the registry (harness/mutations.py)
+
+Each mutant, and the unmutated baseline, runs in a fresh subprocess: the backend must be chosen
+before numba is imported, and engines cache plans per process. Every run's state and failing
+oracles are compared with the baseline's; a run *catches* a mutant when it moves from a passing
+state (PASS, XFAIL, UNSUPPORTED, SKIP) to a failing one (FAIL, ZERO, NONDET, ERROR, XPASS); an
+expected error no longer raised is a FAIL by the case's own judgement. On the simulator every
+process (baseline included) runs with interleaved threads (harness.mutations.interleaved_threads),
+so lost updates show up as they do on a GPU.
+
+Writes reports/mutations.json (every run of every mutant) and reports/mutations.md (the table);
+`--docs docs/mutations.md` also replaces the table there. Exit status 0 when every mutant is
+caught, 1 when one survives (or a process failed), 2 on bad arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+PASSING = ("PASS", "XFAIL", "UNSUPPORTED", "SKIP")
+FAILING = ("FAIL", "ZERO", "NONDET", "ERROR", "XPASS")
+BASELINE = "baseline"
+DOCS_BEGIN = "<!-- mutation-table:begin -->"
+DOCS_END = "<!-- mutation-table:end -->"
+DEFAULT_TIMEOUT_S = 1800
+
+
+# ----------------------------------------------------------------------------- judging
+
+def caught(base_state: str, mutant_state: str) -> bool:
+    """A run catches a mutant when the mutant moves it from a passing state to a failing one."""
+    return base_state in PASSING and mutant_state in FAILING
+
+
+def catching_oracles(record: dict) -> list[str]:
+    """What caught it: the failing oracles, else the error, else the case's expectation."""
+    if record.get("failed"):
+        return list(record["failed"])
+    state, expect = record["state"], record.get("expect")
+    if state in ("TIMEOUT", "CRASH"):
+        return [state.lower()]
+    if state == "XPASS":
+        return ["xfail-now-passes"]
+    if record.get("error"):
+        kind = "error" if expect == "pass" else f"expect-{expect}"
+        return [f"{kind}:{record['error']}"]
+    if expect in ("error", "unsupported"):
+        return [f"expect-{expect}:not-raised"]
+    return [state.lower()]
+
+
+def source_changed(base: dict, mutant: dict) -> bool | None:
+    """Whether a generated kernel differs (content-hashed file names); None when not comparable."""
+    shared = set(base.get("sources") or {}) & set(mutant.get("sources") or {})
+    if not shared:
+        return None
+    return any(Path(base["sources"][m]).name != Path(mutant["sources"][m]).name for m in shared)
+
+
+# ----------------------------------------------------------------------------- the worker
+
+def _record(run, outcome) -> dict:
+    failed = sorted({v.name for v in outcome.oracles if v.verdict == "fail"})
+    return {"run_id": run.run_id, "case_id": outcome.case_id, "mode": run.mode, "state": outcome.state,
+            "expect": outcome.expect, "failed": failed,
+            "error": outcome.error.type if outcome.error else None,
+            "message": (outcome.message or "")[:400], "sources": dict(outcome.sources),
+            "duration": round(outcome.duration, 3)}
+
+
+def collect_runs(case_files: list[Path], root: Path, backend: str):
+    from .cases import expand_runs, load_case_file
+    runs = []
+    for path in case_files:
+        for case in load_case_file(path, root):
+            runs.extend(expand_runs(case, backend))
+    return runs
+
+
+def worker(name: str, backend: str, case_files: list[str], out: Path, root: Path, interval: float) -> int:
+    """Run every case under one mutant (or none), one JSON line per run, flushed as it goes."""
+    from .backends import get_backend
+    get_backend(backend)                      # first: the simulator is chosen before numba loads
+    import contextlib
+    from .mutations import get_mutant, interleaved_threads
+    from .runner import Runner
+    runs = collect_runs([root / f for f in case_files], root, backend)
+    planted = contextlib.nullcontext() if name == BASELINE else get_mutant(name)()
+    threads = interleaved_threads(interval) if backend == "sim" and interval > 0 else contextlib.nullcontext()
+    with open(out, "w") as f, threads, planted:
+        runner = Runner(root, backend)        # fresh engines: plans are built under the mutant
+        for run in runs:
+            f.write(json.dumps({"event": "start", "run_id": run.run_id}) + "\n")
+            f.flush()
+            f.write(json.dumps(_record(run, runner.execute(run))) + "\n")
+            f.flush()
+    return 0
+
+
+def _read_worker(path: Path) -> tuple[dict[str, dict], str | None]:
+    """Finished runs by id, and the run in flight when the process stopped (if any)."""
+    records, started = {}, None
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue                     # a torn last line
+            if rec.get("event") == "start":
+                started = rec["run_id"]
+            else:
+                records[rec["run_id"]] = rec
+                started = None
+    return records, started
+
+
+# ----------------------------------------------------------------------------- the campaign
+
+def _spawn(name: str, args, case_files: list[str], workdir: Path, env: dict) -> dict:
+    out = workdir / f"{name}.jsonl"
+    cmd = [sys.executable, "-m", "harness.mutation_run", "--worker", name, "--backend", args.backend,
+           "--root", str(args.root), "--out", str(out), "--switch-interval", str(args.switch_interval),
+           "--", *case_files]
+    t0 = time.time()
+    status, tail = "ok", ""
+    try:
+        proc = subprocess.run(cmd, env=env, cwd=args.root, capture_output=True, text=True, timeout=args.timeout)
+        if proc.returncode != 0:
+            status, tail = "crash", (proc.stderr or proc.stdout)[-2000:]
+    except subprocess.TimeoutExpired:
+        status = "timeout"
+    records, in_flight = _read_worker(out)
+    if in_flight is not None:
+        records[in_flight] = {"run_id": in_flight, "case_id": in_flight.split("::")[0], "state":
+                              "TIMEOUT" if status == "timeout" else "CRASH", "failed": [], "error": None,
+                              "message": tail[-400:], "sources": {}}
+    wall = time.time() - t0
+    print(f"  {name:28s} {len(records):4d} runs  {wall:6.1f} s  {status}", flush=True)
+    return {"name": name, "status": status, "wall_s": round(wall, 1), "records": records, "stderr": tail}
+
+
+def summarize(baseline: dict[str, dict], mutant_records: dict[str, dict]) -> dict:
+    """For one mutant: the catching runs with their oracles, grouped by case."""
+    hits = []
+    for run_id, base in baseline.items():
+        rec = mutant_records.get(run_id)
+        if rec is None or not caught(base["state"], rec["state"]):
+            continue
+        hits.append({"run_id": run_id, "case_id": rec.get("case_id") or base["case_id"],
+                     "from": base["state"], "to": rec["state"], "oracles": catching_oracles(rec),
+                     "source_changed": source_changed(base, rec),
+                     "baseline_source": next(iter((base.get("sources") or {}).values()), None),
+                     "mutant_source": next(iter((rec.get("sources") or {}).values()), None),
+                     "message": rec.get("message", "")[:300]})
+    cases = list(dict.fromkeys(h["case_id"] for h in hits))
+    oracles = collections.Counter(o for h in hits for o in h["oracles"])
+    return {"caught": bool(hits), "runs": len(hits), "cases": cases, "oracles": dict(oracles.most_common()),
+            "hits": hits}
+
+
+def _cases_probe_first(s: dict, probe: str | None) -> list[str]:
+    """The catching cases, the mutant's own probe case (its most targeted catcher) first."""
+    lead = [h["case_id"] for h in s["hits"] if h["run_id"] == probe]
+    return list(dict.fromkeys(lead + list(s["cases"])))
+
+
+def markdown_table(summary: dict, registry, first: int = 4) -> str:
+    plants = {m.name: m.plants for m in registry}
+    probes = {m.name: m.probe for m in registry}
+    lines = ["| mutant | what it plants | caught by (case ids, first few) | oracle(s) |",
+             "|---|---|---|---|"]
+    for name, s in summary["mutants"].items():
+        if s["caught"]:
+            cases = _cases_probe_first(s, probes.get(name))
+            shown = ", ".join(f"`{c}`" for c in cases[:first])
+            more = f" (+{len(s['cases']) - first} more)" if len(s["cases"]) > first else ""
+            caught_by = f"{shown}{more}; {s['runs']} run(s) in {len(s['cases'])} case(s)"
+            oracles = ", ".join(f"{o} ({n})" for o, n in s["oracles"].items())
+        else:
+            caught_by, oracles = "**NOT CAUGHT**", "-"
+        lines.append(f"| `{name}` | {plants.get(name, '').replace('|', '/')} | {caught_by} | {oracles} |")
+    return "\n".join(lines)
+
+
+def evidence_lines(summary: dict) -> list[str]:
+    """One catching run per mutant whose generated kernel differs from the unmutated one."""
+    out = []
+    for name, s in summary["mutants"].items():
+        hit = next((h for h in s["hits"] if h["source_changed"]), None)
+        if hit:
+            out.append(f"- `{name}`: `{hit['run_id']}`: `{Path(hit['baseline_source']).name}` -> "
+                       f"`{Path(hit['mutant_source']).name}`")
+        elif s["hits"]:
+            h = s["hits"][0]
+            out.append(f"- `{name}`: `{h['run_id']}`: {h['from']} -> {h['to']} ({', '.join(h['oracles'])}); "
+                       "no kernel generated under the mutant (the launch is refused first)")
+    return out
+
+
+def render(summary: dict, registry) -> str:
+    meta = summary["meta"]
+    lines = [f"Measured {meta['date']} on backend `{meta['backend']}`"
+             + (f" (threads interleaved, switch interval {meta['switch_interval']:g} s)"
+                if meta["backend"] == "sim" and meta["switch_interval"] > 0 else "")
+             + f": {meta['runs']} runs of {meta['cases']} case files under {len(summary['mutants'])} mutants, "
+               f"{meta['jobs']} processes at a time, {meta['wall_s']:.0f} s wall.",
+             "", markdown_table(summary, registry), ""]
+    survivors = [n for n, s in summary["mutants"].items() if not s["caught"]]
+    lines.append("Every mutant is caught." if not survivors else f"Not caught: {', '.join(survivors)}.")
+    if summary["baseline_not_green"]:
+        lines += ["", "Runs not green without a mutant (left out of the comparison): "
+                  + ", ".join(f"`{r}` ({s})" for r, s in summary["baseline_not_green"].items())]
+    if summary["problems"]:
+        lines += ["", "Processes that did not finish: " + ", ".join(f"{n}: {p}" for n, p in summary["problems"].items())]
+    lines += ["", "A catching run whose generated kernel differs from the unmutated one, per mutant:", ""]
+    lines += evidence_lines(summary)
+    return "\n".join(lines) + "\n"
+
+
+def update_docs(path: Path, text: str) -> None:
+    doc = path.read_text()
+    if DOCS_BEGIN not in doc or DOCS_END not in doc:
+        raise SystemExit(f"{path}: no {DOCS_BEGIN} ... {DOCS_END} block to replace")
+    head, rest = doc.split(DOCS_BEGIN, 1)
+    _, tail = rest.split(DOCS_END, 1)
+    path.write_text(f"{head}{DOCS_BEGIN}\n{text}{DOCS_END}{tail}")
+
+
+def case_files(root: Path, patterns: list[str]) -> list[str]:
+    patterns = patterns or ["cases/*.yaml"]
+    files = []
+    for pat in patterns:
+        hits = sorted(glob.glob(str(root / pat))) or sorted(glob.glob(pat))
+        if not hits:
+            raise SystemExit(f"no case file matches {pat!r}")
+        files += [str(Path(h).resolve().relative_to(root)) if Path(h).resolve().is_relative_to(root) else h
+                  for h in hits]
+    return list(dict.fromkeys(files))
+
+
+def campaign(args) -> int:
+    from .mutations import MUTANTS, get_mutant
+    registry = MUTANTS
+    names = [m.name for m in registry]
+    if args.mutants:
+        names = [get_mutant(n.strip()).name for n in args.mutants.split(",") if n.strip()]
+    files = case_files(args.root, args.cases)
+    env = dict(os.environ)
+    env.setdefault("HARNESS_CACHE_DIR", str(args.root / ".cache" / "harness" / "mutants"))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if args.backend == "sim":
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env["HARNESS_BACKEND"] = args.backend
+    print(f"mutation campaign: {len(names)} mutants x {len(files)} case files on {args.backend}, "
+          f"{args.jobs} processes at a time", flush=True)
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="harness-mutants-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
+        futures = {n: pool.submit(_spawn, n, args, files, Path(tmp), env) for n in [BASELINE] + names}
+        results = {n: f.result() for n, f in futures.items()}
+    wall = time.time() - t0
+    base = results[BASELINE]["records"]
+    green = {r: rec for r, rec in base.items() if rec["state"] in PASSING}
+    summary = {
+        "meta": {"date": time.strftime("%Y-%m-%d"), "backend": args.backend, "switch_interval": args.switch_interval,
+                 "jobs": args.jobs, "wall_s": round(wall, 1), "runs": len(base), "cases": len(files),
+                 "case_files": files,
+                 "process_wall_s": {n: r["wall_s"] for n, r in results.items()}},
+        "baseline_not_green": {r: rec["state"] for r, rec in base.items() if rec["state"] not in PASSING},
+        "problems": {n: r["status"] + (": " + r["stderr"][-300:] if r["stderr"] else "")
+                     for n, r in results.items() if r["status"] != "ok"},
+        "mutants": {n: summarize(green, results[n]["records"]) for n in names},
+        "baseline": base,
+    }
+    text = render(summary, registry)
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=1))
+    Path(args.markdown).write_text("# Mutation campaign\n\n" + text)
+    if args.docs:
+        update_docs(Path(args.docs), text)
+    print()
+    print(text)
+    print(f"wrote {out} and {args.markdown}" + (f"; updated {args.docs}" if args.docs else ""))
+    survivors = [n for n, s in summary["mutants"].items() if not s["caught"]]
+    return 1 if survivors or summary["problems"] else 0
+
+
+# ----------------------------------------------------------------------------- command line
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("cases", nargs="*", help="case files or globs (default: cases/*.yaml)")
+    parser.add_argument("--backend", default="sim", choices=("sim", "ptx", "cuda"),
+                        help="where the runs execute (default %(default)s)")
+    parser.add_argument("--mutants", default="", help="comma-separated mutant names (default: all; see --list)")
+    parser.add_argument("-j", "--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="processes at a time (default %(default)s)")
+    parser.add_argument("--switch-interval", type=float, default=None,
+                        help="simulator only: the interpreter's thread switch interval in seconds; 0 keeps "
+                             "the default (threads rarely interleave). Default: harness.mutations."
+                             "INTERLEAVED_SWITCH_INTERVAL")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per process")
+    parser.add_argument("--json", default="reports/mutations.json", help="every run of every mutant")
+    parser.add_argument("--markdown", default="reports/mutations.md", help="the table")
+    parser.add_argument("--docs", default=None, help="also replace the table block in this file "
+                        "(e.g. docs/mutations.md)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--render", metavar="JSON", default=None,
+                        help="run nothing: write the table of an earlier campaign's results file again")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help=argparse.SUPPRESS)
+
+
+def rerender(args, registry) -> int:
+    """Write the table of an earlier campaign's results file again (markdown, and docs if asked)."""
+    summary = json.loads(Path(args.render).read_text())
+    text = render(summary, registry)
+    Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.markdown).write_text("# Mutation campaign\n\n" + text)
+    if args.docs:
+        update_docs(Path(args.docs), text)
+    print(text)
+    return 0 if all(s["caught"] for s in summary["mutants"].values()) else 1
+
+
+def run_mutate(args) -> int:
+    from .mutations import INTERLEAVED_SWITCH_INTERVAL, MUTANTS
+    if args.switch_interval is None:
+        args.switch_interval = INTERLEAVED_SWITCH_INTERVAL
+    args.root = Path(args.root).resolve()
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.name:28s} {m.plants}\n{'':28s} patches {m.patch_point}; probe {m.probe}")
+        return 0
+    if args.render:
+        return rerender(args, MUTANTS)
+    if args.jobs < 1:
+        print("--jobs must be at least 1", file=sys.stderr)
+        return 2
+    return campaign(args)
+
+
+def add_mutate_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("mutate", help="mutation self-test: plant AD bugs, show which case catches each",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    parser.set_defaults(func=run_mutate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--worker" in argv:                    # internal: one process of the campaign
+        p = argparse.ArgumentParser()
+        p.add_argument("--worker", required=True)
+        p.add_argument("--backend", required=True)
+        p.add_argument("--root", type=Path, required=True)
+        p.add_argument("--out", type=Path, required=True)
+        p.add_argument("--switch-interval", type=float, default=0.0)
+        p.add_argument("cases", nargs="*")
+        a = p.parse_args(argv)
+        return worker(a.worker, a.backend, a.cases, a.out, a.root.resolve(), a.switch_interval)
+    parser = argparse.ArgumentParser(prog="python -m harness.mutation_run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run_mutate(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
