@@ -56,6 +56,7 @@ class CudaBackend(Backend):
     _FAULTS = ("ILLEGAL_ADDRESS", "IllegalAddress", "LAUNCH_FAILED", "LaunchFailure", "MISALIGNED",
                "Misaligned", "ASSERT", "Assert", "ILLEGAL_INSTRUCTION", "IllegalInstruction", "unspecified launch")
     _fault_seen: str | None = None
+    recover_error: str = ""
 
     def fault_of(self, exc):
         text = f"{type(exc).__name__}: {exc}"
@@ -63,7 +64,8 @@ class CudaBackend(Backend):
             self._fault_seen = text       # the context is unusable until it is rebuilt
             if self.recover():
                 self._fault_seen = None
-            return text
+                return text + " (device context rebuilt; later runs continue in this process)"
+            return text + f" (device context could not be rebuilt: {self.recover_error})"
         return None
 
     def recover(self) -> bool:
@@ -82,7 +84,8 @@ class CudaBackend(Backend):
             ok = float(probe.sum()) == 6.0
             self.cuda.get_current_device()        # numba attaches to the new context
             return ok
-        except Exception:
+        except Exception as exc:
+            self.recover_error = f"{type(exc).__name__}: {exc}"
             return False
 
     @property
