@@ -77,9 +77,18 @@ class CudaBackend(Backend):
         except Exception:
             pass
         try:
+            device = self.cp.cuda.runtime.getDevice()
             self.cuda.close()                     # numba's handle on the primary context
-            self.cp.cuda.runtime.deviceReset()    # destroys the faulted primary context
-            self.cp.cuda.Device(0).use()
+            reset = getattr(self.cp.cuda.runtime, "deviceReset", None)
+            if reset is not None:
+                reset()                           # destroys the faulted primary context
+            else:                                 # cupy 14 has no deviceReset: ask the driver
+                from cuda.bindings import driver
+                err, dev = driver.cuDeviceGet(device)
+                (err,) = driver.cuDevicePrimaryCtxReset(dev)
+                if int(err) != 0:
+                    raise RuntimeError(f"cuDevicePrimaryCtxReset failed: {err}")
+            self.cp.cuda.Device(device).use()
             probe = self.cp.arange(4, dtype=self.cp.float32)
             ok = float(probe.sum()) == 6.0
             self.cuda.get_current_device()        # numba attaches to the new context
