@@ -286,15 +286,7 @@ class Emitter:
     def forward(self, stmts):
         for s in stmts:
             if isinstance(s, Loop):
-                self.loop_head(s)
-                self.depth += 1
-                if s.kind == "while":
-                    self.forward(s.header)
-                    self.line(f"if not {atom(s.cond)}:")
-                    self.line("    break")
-                self.forward(s.body)
-                self.carry_moves(s, tangents=True)
-                self.depth -= 1
+                self.plain_loop(s, self.forward, tangents=True)
                 continue
             if isinstance(s, If):
                 self.emit_if(s, lambda: (self.forward(s.body), self.forward_phis(s.phis, 1)),
@@ -320,6 +312,18 @@ class Emitter:
             self.line(f"for {s.var} in range({atom(s.start)}, {atom(s.stop)}, {s.step}):" + self.comment_line(s.line))
         else:
             self.line("while True:" + self.comment_line(s.line))
+
+    def plain_loop(self, s: Loop, emit_block, tangents: bool):
+        """The loop as written (no tape): header, exit test, body, then the carried registers."""
+        self.loop_head(s)
+        self.depth += 1
+        if s.kind == "while":
+            emit_block(s.header)
+            self.line(f"if not {atom(s.cond)}:")
+            self.line("    break")
+        emit_block(s.body)
+        self.carry_moves(s, tangents=tangents)
+        self.depth -= 1
 
     def carry_moves(self, s: Loop, tangents: bool):
         """Registers take their end-of-body values all at once (a swap must not see itself)."""
@@ -473,15 +477,7 @@ class Emitter:
                 if self.taping:
                     self.loop_sweep(s, stores=True)
                 else:
-                    self.loop_head(s)
-                    self.depth += 1
-                    if s.kind == "while":
-                        self.reverse_replay(s.header)
-                        self.line(f"if not {atom(s.cond)}:")
-                        self.line("    break")
-                    self.reverse_replay(s.body)
-                    self.carry_moves(s, tangents=False)
-                    self.depth -= 1
+                    self.plain_loop(s, self.reverse_replay, tangents=False)
                 continue
             if isinstance(s, Alloc) and self.taping:
                 self.primal(s)
