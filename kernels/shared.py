@@ -97,3 +97,13 @@ def local_scratch(out, x):
         for k in range(4):
             tmp[k] = x[i] * (k + 1)
         out[i] = tmp[0] * tmp[3] + tmp[1] * tmp[2]
+
+
+def local_scratch_dynamic(out, x, m):
+    """The dynamic twin: the scratch array is filled in a loop over a kernel argument."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        tmp = cuda.local.array(4, float64)
+        for k in range(m):
+            tmp[k] = x[i] * (k + 1)
+        out[i] = tmp[0] * tmp[3] + tmp[1] * tmp[2]
