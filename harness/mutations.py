@@ -174,7 +174,7 @@ def get_mutant(name: str) -> Mutant:
 
 def patched_attributes() -> list[tuple[Any, str]]:
     """Every (object, attribute) some mutant patches: the registry test snapshots them."""
-    from .engine import analysis, codegen, rules
+    from .engine import codegen, rules
     from .engine.launch import Engine, EngineOptions
     mods = [m for n, m in sorted(sys.modules.items()) if (n == "harness" or n.startswith("harness.")) and m]
     out = [(m, name) for m in mods for name in ("owned_arrays", "mark_taped_loads", "function_text")

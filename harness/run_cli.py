@@ -3,7 +3,6 @@ reports/results.jsonl and reports/index.html, and ends with the report's path an
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 

@@ -4,7 +4,6 @@ the result against the case's expectation. Always returns an Outcome; never rais
 from __future__ import annotations
 
 import os
-import re
 import signal
 import threading
 import time
@@ -21,7 +20,7 @@ from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_function
 from .kernel_problem import KernelProblem
 from .layouts import device_view
-from .model import ErrorRecord, Expectation, OracleVerdict, Outcome, Run
+from .model import ErrorRecord, OracleVerdict, Outcome, Run
 from .verdicts import check_jobs, check_ptx, judge
 
 FAILING = ("FAIL", "ZERO", "NONDET", "ERROR")

@@ -1,12 +1,12 @@
 """Classify launch arguments and check their activities before anything is compiled."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, activity_name
+from ..activity import Active, BatchDuplicated, Const, Duplicated, activity_name
 from ..errors import ActivityError, KernelError, UnsupportedError
 
 _SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)

@@ -36,6 +36,13 @@ def promote(types: list[str]) -> str:
     return str(np.result_type(*[np.dtype(x) for x in t]))
 
 
+def promote_pair(a: str, b: str) -> str:
+    """The type a variable holds when it is assigned values of types a and b (e.g. a loop register)."""
+    if a == b:
+        return a
+    return promote([a, b])
+
+
 def infer_prim_type(op: str, arg_types: list[str]) -> str:
     if op in _COMPARE:
         return "bool"

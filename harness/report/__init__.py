@@ -93,7 +93,7 @@ def write_report(results: Iterable[str | Path], output: str | Path = "reports/in
                       title=title, embed_sources=embed_sources, source_roots=source_roots,
                       warnings=warnings)
     html = render_view(view)
-    path = atomic_write_text(output, html)
+    atomic_write_text(output, html)
     counts = Counter(o.state for o in latest_by_key(outcomes).values())
     return ReportResult(path=Path(output), total_runs=view.total_runs, state_counts=dict(counts),
                         comparison=view.comparison, warnings=warnings,
