@@ -1,0 +1,94 @@
+"""Emitting what threads share: shadows of shared and local arrays, the adjoints of warp shuffles,
+and the hierarchical reduction of Active scalars. A mixin of `codegen.Emitter`.
+"""
+from __future__ import annotations
+
+from .ir import Alloc, Assign
+from .syntax import atom, index_text
+
+
+class ParallelEmitter:
+    def alloc_text(self, p, name: str) -> str:
+        shape = p.shape[0] if len(p.shape) == 1 else tuple(p.shape)
+        return f"{name} = cuda.{p.kind}.array({shape}, {p.dtype})"
+
+    def shadow_alloc(self, s: Alloc, zero: bool):
+        """The shadow of a kernel-allocated array (shared arrays get a shared shadow)."""
+        p = s.array
+        if p.name not in self.diff_arrays:
+            return
+        size = 1
+        for n in p.shape:
+            size *= n
+        for j in self.lanes():
+            self.line(self.alloc_text(p, self.d(p.name, j)))
+        if not zero:
+            return
+        if p.kind == "shared":
+            self.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
+            self.line(f"for _z in range(_tlin, {size}, cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z):")
+        else:
+            self.line(f"for _z in range({size}):")
+        strides, acc = [], 1
+        for n in reversed(p.shape):
+            strides.append(acc)
+            acc *= n
+        strides.reverse()
+        idx = ", ".join(f"(_z // {st}) % {n}" for st, n in zip(strides, p.shape)) if len(p.shape) > 1 else "_z"
+        for j in self.lanes():
+            self.line(f"    {self.d(p.name, j)}[{idx}] = 0")
+        if p.kind == "shared":
+            self.line("cuda.syncthreads()   # every shadow element is zero before any thread accumulates")
+
+    def atomic_index(self, index) -> str:
+        idx = index_text(index)
+        return idx if len(index) == 1 else f"({idx})"    # numba wants a bare index in 1-D
+
+    def reverse_shuffle(self, s: Assign, lane: int):
+        """The adjoint of a shuffle is a shuffle the other way (boundary lanes keep their own)."""
+        e = s.expr
+        mask, k = atom(e.args[0]), atom(e.args[2])
+        if not self.is_varied(e.args[1]):
+            return
+        dv, dt = self.d(e.args[1], lane), self.d(s.target, lane)
+        zero = f"{self.ftype(s.target)}(0.0)"
+        if e.op == "shfl_xor":
+            self.line(f"{dv} += cuda.shfl_xor_sync({mask}, {dt}, {k})")
+        elif e.op == "shfl_down":
+            self.line(f"_u = cuda.shfl_up_sync({mask}, {dt}, {k})")
+            self.line(f"{dv} += (_u if cuda.laneid >= {k} else {zero}) + ({dt} if cuda.laneid + {k} >= 32 else {zero})")
+        elif e.op == "shfl_up":
+            self.line(f"_u = cuda.shfl_down_sync({mask}, {dt}, {k})")
+            self.line(f"{dv} += (_u if cuda.laneid + {k} < 32 else {zero}) + ({dt} if cuda.laneid < {k} else {zero})")
+        else:                                  # broadcast from lane k: lane k gathers the warp's sum
+            self.line(f"_u = {dt}")
+            for off in (16, 8, 4, 2, 1):
+                self.line(f"_u += cuda.shfl_xor_sync({mask}, _u, {off})")
+            self.line(f"{dv} += _u if cuda.laneid == {k} else {zero}")
+
+    def active_reduction(self, actives: list[str]):
+        """Sum each Active scalar's per-thread adjoint hierarchically: a butterfly within each warp,
+        the warps' sums through shared memory, then one atomic add per block (one atomic per
+        thread serialises on a single address: hundreds of times slower at scale)."""
+        out = self.prefix + "active_out"
+        self.line("# Active scalars: warp sums, block sums in shared memory, one atomic per block")
+        self.line("_red = cuda.shared.array(32, float64)")
+        self.line("_m = cuda.activemask()")
+        self.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
+        self.line("_nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z")
+        for k, a in enumerate(actives):
+            for j in self.lanes():
+                self.line(f"_v = float64({self.d(a, j)})")
+                for off in (16, 8, 4, 2, 1):
+                    self.line(f"_o = cuda.shfl_xor_sync(_m, _v, {off})")
+                    self.line(f"if (_m >> (cuda.laneid ^ {off})) & 1:")
+                    self.line("    _v += _o")
+                self.line("cuda.syncthreads()")
+                self.line("if cuda.laneid == 0:")
+                self.line("    _red[_tlin // 32] = _v")
+                self.line("cuda.syncthreads()")
+                self.line("if _tlin == 0:")
+                self.line("    _s = float64(0.0)")
+                self.line("    for _w in range((_nthreads + 31) // 32):")
+                self.line("        _s += _red[_w]")
+                self.line(f"    cuda.atomic.add({out}, {k * self.sig.width + j}, _s)")

@@ -1,0 +1,117 @@
+"""Python source text of IR atoms, expressions and instantiated derivative rules."""
+from __future__ import annotations
+
+import ast
+import math
+
+from .analysis import SHUFFLES
+from .ir import Lit, Load, Special
+from .rules import CONSTANTS, PARTIALS
+
+_PRIM_SYNTAX = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
+    "floordiv": "{0} // {1}", "mod": "{0} % {1}", "pow": "{0} ** {1}", "neg": "-{0}",
+    "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}", "ge": "{0} >= {1}",
+    "eq": "{0} == {1}", "ne": "{0} != {1}", "not": "not {0}", "copy": "{0}",
+    "bitand": "{0} & {1}", "bitor": "{0} | {1}", "bitxor": "{0} ^ {1}", "lshift": "{0} << {1}",
+    "rshift": "{0} >> {1}", "invert": "~{0}", "abs": "abs({0})", "min": "min({0}, {1})",
+    "max": "max({0}, {1})", "cast_bool": "bool({0})", "trunc_int": "int({0})",
+    "cast_int64": "int64({0})", "round": "round({0})",
+}
+
+
+_SPECIAL = {"tid": "cuda.threadIdx", "bid": "cuda.blockIdx", "bdim": "cuda.blockDim", "gdim": "cuda.gridDim"}
+
+
+_AXES = "xyz"
+
+
+def atom(a) -> str:
+    if isinstance(a, Lit):
+        if isinstance(a.value, float) and not math.isfinite(a.value):
+            return "math.inf" if a.value > 0 else ("-math.inf" if a.value < 0 else "math.nan")
+        return repr(a.value)
+    return a
+
+
+def index_text(index) -> str:
+    return ", ".join(atom(a) for a in index)
+
+
+def expr_text(e) -> str:
+    if isinstance(e, Load):
+        return f"{e.array}[{index_text(e.index)}]"
+    if isinstance(e, Special):
+        kind, _, rest = e.name.partition(".")
+        if kind == "grid":
+            k = int(rest)
+            return "cuda.grid(1)" if k == 0 else \
+                f"cuda.blockIdx.{_AXES[k]} * cuda.blockDim.{_AXES[k]} + cuda.threadIdx.{_AXES[k]}"
+        if kind == "gsize":
+            k = int(rest)
+            return f"cuda.gridDim.{_AXES[k]} * cuda.blockDim.{_AXES[k]}"
+        if kind == "shape":
+            arr, _, k = rest.partition(".")
+            return f"{arr}.shape[{k}]"
+        if kind == "size":
+            return f"{rest}.size"
+        if kind == "laneid":
+            return "cuda.laneid"
+        return f"{_SPECIAL[kind]}.{rest}"
+    args = [atom(a) for a in e.args]
+    if e.op in SHUFFLES:
+        return f"cuda.{e.op}_sync({', '.join(args)})"
+    if e.op == "custom":
+        return args[0]                        # the value came from the rule's primal body
+    if e.op in _PRIM_SYNTAX:
+        return _PRIM_SYNTAX[e.op].format(*args)
+    if e.op.startswith("cast_"):
+        return f"{e.op[5:]}({', '.join(args)})"
+    return f"math.{e.op}({', '.join(args)})"
+
+
+class _Partial(ast.NodeTransformer):
+    """Instantiate a rule's partial derivative: operands, result, typed literals, helpers."""
+
+    def __init__(self, names: dict[str, str], ftype: str):
+        self.names, self.ftype = names, ftype
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            return ast.Name(self.names[node.id], ast.Load())
+        if node.id in CONSTANTS:
+            return self.literal(CONSTANTS[node.id])
+        return node
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return self.literal(node.value)
+        return node
+
+    def literal(self, value):
+        return ast.Call(ast.Name(self.ftype, ast.Load()), [ast.Constant(float(value))], [])
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        if name == "sign":                    # sign(x): 1, -1, or 0 at 0
+            x = node.args[0]
+            one, zero = self.literal(1), self.literal(0)
+            return ast.IfExp(ast.Compare(x, [ast.Gt()], [ast.Constant(0)]), one,
+                             ast.IfExp(ast.Compare(x, [ast.Lt()], [ast.Constant(0)]),
+                                       ast.UnaryOp(ast.USub(), self.literal(1)), zero))
+        if name is not None:
+            node.func = ast.Attribute(ast.Name("math", ast.Load()), name, ast.Load())
+        return node
+
+
+def partial_text(op: str, k: int, args, result: str, ftype: str, partials=None) -> str:
+    if op == "custom":                        # partials were computed by the user's rule
+        return atom(partials[k - 1])
+    template = PARTIALS[op][k]
+    names = {"r": result}
+    for name, a in zip(("x", "y"), args):
+        names[name] = atom(a)
+    tree = ast.parse(template, mode="eval")
+    return ast.unparse(_Partial(names, ftype).visit(tree).body)
+
