@@ -20,7 +20,7 @@ from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_function
 from .kernel_problem import KernelProblem
 from .layouts import device_view
-from .model import ErrorRecord, OracleVerdict, Outcome, Run
+from .model import ArraySpec, ErrorRecord, OracleVerdict, Outcome, Run
 from .verdicts import check_jobs, check_ptx, judge
 
 FAILING = ("FAIL", "ZERO", "NONDET", "ERROR")
@@ -163,7 +163,7 @@ class Runner:
             verdicts += run_gradient_oracles(
                 problem, run.mode, directions=fd.directions if fd else 1,
                 rtol=fd.rtol if fd else None, atol=fd.atol if fd else None,
-                dot=case.check.dot, zero_guard=case.check.zero_guard, rng=rng)
+                dot=case.check.dot, zero_guard=case.check.zero_guard, rng=rng, first=_chosen_shadows(args))
             outcome.timings["oracles_s"] = time.time() - t0
             own = problem.launches.get(run.mode)      # not the other mode's, run by the dot test
             if own is not None:
@@ -220,6 +220,25 @@ class Runner:
             if problem.last_launch.plan.source_path:
                 outcome.sources["primal"] = problem.last_launch.plan.source_path
         return [v for v in verdicts if v.verdict != "skip" or v.name != "dot"]
+
+
+def _chosen_shadows(args: list[HostArg]) -> dict | None:
+    """The case's own shadow values (`shadow: {init: ...}`): the first direction or cotangent the
+    gradient oracles check. A batch gives one shadow's worth or all of them; the first is used."""
+    from .inputs import init_array
+    chosen = {}
+    for a in args:
+        init = (a.spec.shadow or {}).get("init")
+        if init is None:
+            continue
+        shape = tuple(a.value.shape)
+        spec = ArraySpec(shape, "float64", init)
+        try:
+            chosen[a.spec.name] = init_array(spec, np.random.default_rng(0))
+        except ValueError:                    # width x shape values: take the first shadow
+            values = np.asarray(init["values"], dtype=np.float64).reshape((-1,) + shape)
+            chosen[a.spec.name] = values[0]
+    return chosen or None
 
 
 def _primal_state_verdict(problem: KernelProblem) -> OracleVerdict:

@@ -561,3 +561,26 @@ def test_non_finite_primal_near_the_base_point_is_reported_as_such():
     assert fd.verdict == "fail" and fd.metrics["fd_nonfinite"]
     assert fd.message.startswith("finite-difference reference is not finite at y[0]")
     assert verdicts["zero"].verdict == "pass"
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_first_direction_chosen_by_the_case_is_checked(mode):
+    """`first` replaces the first direction (forward) or cotangent (reverse); the others stay seeded."""
+    seen = []
+
+    def record_jvp(problem, tangent):
+        seen.append({k: np.array(v) for k, v in tangent.items()})
+        return unflatten(problem.outputs, problem.J_fwd @ flatten(problem.inputs, tangent))
+
+    def record_vjp(problem, cotangent):
+        seen.append({k: np.array(v) for k, v in cotangent.items()})
+        return unflatten(problem.inputs, problem.J_rev.T @ flatten(problem.outputs, cotangent))
+
+    problem = mixed(jvp=record_jvp if mode == "forward" else None, vjp=record_vjp if mode == "reverse" else None)
+    chosen = {"x": [1.0, 0.0, 0.0, 0.0]}
+    verdicts = run(problem, mode, dot=False, first=chosen)
+    assert_all_pass(verdicts)
+    first = seen[0]
+    assert np.array_equal(first["x"], chosen["x"])
+    assert all(not np.any(first[name]) for name in first if name != "x"), "omitted arguments are zero"
+    assert any(np.any(s["x"] != chosen["x"]) for s in seen[1:]), "the other directions stay random"

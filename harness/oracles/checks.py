@@ -598,11 +598,13 @@ def _as_generator(rng) -> np.random.Generator:
 def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2, rtol: float | None = None,
                          atol: float | None = None, dot: bool = True, zero_guard: bool = True,
                          rng: np.random.Generator | int, localize_max_size: int = 4096,
-                         localize_max_columns: int = 1024) -> list[OracleVerdict]:
+                         localize_max_columns: int = 1024, first: Values | None = None) -> list[OracleVerdict]:
     """Every gradient oracle that applies to `mode` ('forward' | 'reverse'), in the order
     [fd-<mode>, zero (if zero_guard), dot (if dot)]. Each direction v_i gets its own cotangent w_i.
     The k directions, then their k cotangents, then (on a refinement) k more directions and their
-    cotangents are drawn from `rng` in that order, so a case seed reproduces the run exactly."""
+    cotangents are drawn from `rng` in that order, so a case seed reproduces the run exactly.
+    `first`, when given, replaces the first direction (forward) or the first cotangent (reverse)
+    with values chosen by the case (`shadow: {init: ...}`), zero for the arguments it omits."""
     if mode not in ("forward", "reverse"):
         raise ValueError(f"gradient oracles check mode 'forward' or 'reverse', not {mode!r}")
     fd_name = FD_FORWARD if mode == "forward" else FD_REVERSE
@@ -616,7 +618,15 @@ def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2
     k = max(1, int(directions))
     base = base_state(problem)
     first_directions = make_directions(problem, k, rng)
-    ws = _Workspace(problem, base, first_directions, [make_cotangent(problem, rng) for _ in range(k)])
+    cotangents = [make_cotangent(problem, rng) for _ in range(k)]
+    if first:
+        chosen = lambda vars_: {v.name: np.broadcast_to(np.asarray(first.get(v.name, 0.0), dtype=np.float64),  # noqa: E731
+                                                        v.shape).copy() for v in vars_}
+        if mode == "forward":
+            first_directions[0] = chosen(problem.inputs)
+        else:
+            cotangents[0] = chosen(problem.outputs)
+    ws = _Workspace(problem, base, first_directions, cotangents)
 
     fd_verdict, refs, count = _fd_oracle(ws, mode, k, tol, rng, localize_max_size, localize_max_columns)
     verdicts = [fd_verdict]
