@@ -72,7 +72,9 @@ class Runner:
             self._engines[key] = Engine(self.backend, EngineOptions.from_dict(options))
         return self._engines[key]
 
-    def execute(self, run: Run) -> Outcome:
+    def execute(self, run: Run, isolate: bool = True) -> Outcome:
+        if isolate and self.backend.name == "cuda" and run.case.expect.error_type == "KernelFaultError":
+            return self.execute_isolated(run)
         case = run.case
         started = time.time()
         outcome = Outcome(
@@ -103,6 +105,26 @@ class Runner:
                                "which this compile-only tier does not do")
         outcome.duration = time.time() - started
         return outcome
+
+    def execute_isolated(self, run: Run) -> Outcome:
+        """A run expected to fault, in a fresh process: the fault cannot poison this one's context."""
+        import json
+        import subprocess
+        import sys
+        cmd = [sys.executable, "-m", "harness.isolated", str(self.root), str(self.root / run.case.source),
+               run.name, self.backend.name]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s or None,
+                                  cwd=self.root)
+            return Outcome.from_json(json.loads(done.stdout.strip().splitlines()[-1]))
+        except Exception as exc:              # the child died or printed nothing usable
+            outcome = Outcome(run_id=run.run_id, case_id=run.case.id, source=run.case.source,
+                              variant=run.case.variant, mode=run.mode, dtype=run.dtype,
+                              backend=self.backend.name, state="ERROR", expect=run.case.expect.kind,
+                              repro=repro_command(run))
+            outcome.error = ErrorRecord(type(exc).__name__, f"isolated run failed: {exc}")
+            outcome.message = outcome.error.message
+            return outcome
 
     # ------------------------------------------------------------------ internals
     def _execute(self, run: Run, outcome: Outcome) -> list[OracleVerdict]:

@@ -1,0 +1,32 @@
+"""Run one case run in a process of its own and print its outcome as JSON.
+
+Used for runs expected to fault on a real GPU: a fault leaves the faulting process's CUDA context
+unusable, so such a run must not share a process with the rest of the suite.
+
+    python -m harness.isolated ROOT CASE_FILE RUN_NAME BACKEND
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    root, case_file, run_name, backend = argv
+    from .backends import get_backend
+    get_backend(backend)                      # before anything imports numba
+    from .cases import expand_runs, load_case_file
+    from .runner import Runner
+    for case in load_case_file(Path(case_file), Path(root)):
+        for run in expand_runs(case, backend):
+            if run.name == run_name:
+                outcome = Runner(Path(root), backend).execute(run, isolate=False)
+                print(json.dumps(outcome.to_json()))
+                return 0
+    print(f"no run {run_name} in {case_file}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
