@@ -83,10 +83,25 @@ def sum_add_const(out, x, y):
 
 
 def histogram_max(out, x):
-    """atomic max on a differentiable array: refused, naming the line."""
+    """out[0] = max(out[0], x[0..n]) by atomic max; the derivative flows to the winning thread."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        cuda.atomic.max(out, 0, x[i] * x[i])
+
+
+def bucket_min(out, x, bucket):
+    """Per-bucket minimum of 2 x[i] + 1 with atomic min (several winners, one per bucket)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        cuda.atomic.min(out, bucket[i], 2.0 * x[i] + 1.0)
+
+
+def max_then_read(out, x, y):
+    """atomic max, then a read of the same array: which value wins is not the atomic's alone."""
     i = cuda.grid(1)
     if i < x.shape[0]:
         cuda.atomic.max(out, 0, x[i])
+        y[i] = out[0]
 
 
 def local_scratch(out, x):
@@ -107,3 +122,10 @@ def local_scratch_dynamic(out, x, m):
         for k in range(m):
             tmp[k] = x[i] * (k + 1)
         out[i] = tmp[0] * tmp[3] + tmp[1] * tmp[2]
+
+
+def max_of_scaled(out, x):
+    """A float64 value into a float32 array: the winner is found in the array's precision."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        cuda.atomic.max(out, 0, x[i] * 1.5)

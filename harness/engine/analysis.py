@@ -61,10 +61,7 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                         varied.add(target)
             elif isinstance(s, Atomic) and activity.get(s.array) in DIFFERENTIABLE:
                 if s.op in ("max", "min"):
-                    raise UnsupportedError(
-                        f"cuda.atomic.{s.op} on a differentiable array: which thread's value wins is known only "
-                        "after every thread has run (a grid-wide barrier), so its derivative is refused", file=ir.file,
-                        line=s.line)
+                    check_extremum(ir, s)
             elif isinstance(s, Loop):
                 visit(s.header)
                 visit(s.body)
@@ -336,3 +333,31 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
                     f"'{a}' is written (line {written[a]}) and read (line {s.line}) at indices that other "
                     "threads may share: a cross-thread write-after-read the reverse sweep cannot replay",
                     file=ir.file, line=s.line)
+
+
+def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
+    """An atomic max/min on a differentiable array is differentiated through its winner: the thread
+    whose value became the final one (the lowest thread on a tie; the initial value on a tie with
+    it). Finding the winner takes two passes over the grid before the derivative launch, which
+    replay the kernel without its stores; that replay sees the same values only when the kernel
+    reads no array it writes and has no dynamic loop. Anything else is refused, naming the line."""
+    def refuse(why: str):
+        raise UnsupportedError(f"cuda.atomic.{atomic.op} on differentiable '{atomic.array}': {why}",
+                               file=ir.file, line=atomic.line)
+    params = {p.name for p in ir.params if p.kind == "array"}
+    loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
+    stored = {s.array for s in walk(ir.body) if isinstance(s, Store)}
+    if any(isinstance(s, Loop) for s in walk(ir.body)):
+        refuse("its winner is found by replaying the kernel, which is not done for kernels with dynamic loops")
+    if atomic.array in loaded or atomic.array in stored:
+        refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
+    both = sorted((loaded & stored) & params)
+    if both:
+        refuse(f"the kernel reads arrays it writes ({', '.join(both)}), so a replay cannot see the values "
+               "the atomic saw")
+
+
+def extremum_atomics(ir: KernelIR, activity: dict[str, str]) -> list[Atomic]:
+    """The atomic max/min statements on differentiable arrays, in program order."""
+    return [s for s in walk(ir.body) if isinstance(s, Atomic) and s.op in ("max", "min")
+            and activity.get(s.array) in DIFFERENTIABLE]

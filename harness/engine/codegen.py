@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from .analysis import DIFFERENTIABLE, SHUFFLES
+from .emit_extrema import ExtremumEmitter
 from .emit_loops import LoopEmitter
 from .emit_parallel import ParallelEmitter
 from .emit_prefetch import PrefetchEmitter
@@ -34,12 +35,13 @@ class Signature:
     tape_size: int = 64               # iterations per dynamic loop the reverse sweep can replay
 
 
-class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter):
+class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter):
     def __init__(self, ir: KernelIR, sig: Signature, varied: set[str]):
         self.ir, self.sig, self.varied = ir, sig, varied
         self.lines: list[str] = []
         self.depth = 1
         self.nested_names: dict = {}
+        self.extrema: dict[int, int] = {}     # id(atomic max/min statement) -> its scratch index
         self.prefetched: dict[str, str] = {}   # shadow -> register holding its first read
         self.prefetch_names: list[str] = []
         self.early_prefetch: dict[int, dict | None] = {}   # block -> reads hoisted into the forward sweep
@@ -146,6 +148,8 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter):
             out.append(self.prefix + "active_out")
         if mode == "reverse" and self.has_loops:
             out.append(self.prefix + "tape_overflow")
+        if mode in ("forward", "reverse"):
+            out += self.extremum_params()
         return out
 
     def active_scalars(self) -> list[str]:
@@ -165,6 +169,8 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter):
             self.primal(s)
             if isinstance(s, Alloc):
                 self.shadow_alloc(s, zero=False)
+            elif self.is_extremum(s):
+                self.extremum_tangent(s)
             elif isinstance(s, Atomic) and s.array in self.diff_arrays and self.is_varied(s.value):
                 for j in self.lanes():
                     self.line(f"cuda.atomic.{s.op}({self.d(s.array, j)}, {self.atomic_index(s.index)}, {self.d(s.value, j)})")
@@ -270,6 +276,8 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter):
                 self.reverse_loop(s)
             elif isinstance(s, Barrier):
                 self.line("cuda.syncthreads()" + self.comment_line(s.line) + " (mirrored)")
+            elif self.is_extremum(s):
+                self.extremum_adjoint(s)
             elif isinstance(s, Atomic):
                 if s.array in self.diff_arrays and self.is_varied(s.value):
                     sign = "+" if s.op == "add" else "-"
@@ -314,11 +322,19 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter):
 
 
 def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, device: bool = False,
-                  name: str | None = None, nested_names: dict | None = None) -> tuple[str, str]:
-    """(name, `def` text) of the `mode` version of `ir`: a kernel, or a device function."""
+                  name: str | None = None, nested_names: dict | None = None,
+                  extrema: list | None = None) -> tuple[str, str]:
+    """(name, `def` text) of the `mode` version of `ir`: a kernel, or a device function. Modes
+    'extrema1' and 'extrema2' are the passes that find the winners of atomic max/min."""
     em = Emitter(ir, sig, varied)
     em.nested_names = nested_names or {}
+    em.extrema = {id(s): k for k, s in enumerate(extrema or [])}
     fname = name or f"{ir.name}__{mode}" + ("_dev" if device else "")
+    if mode in ("extrema1", "extrema2"):
+        em.extremum_pass(ir.body, 1 if mode == "extrema1" else 2)
+        params = [p.name for p in ir.params] + [f"_x{n}{k}" for k in range(len(em.extrema))
+                                                for n in (("S",) if mode == "extrema1" else ("S", "I", "W"))]
+        return fname, f"def {fname}({', '.join(params)}):\n" + ("\n".join(em.lines) or "    pass") + "\n"
     if mode == "primal":
         em.reverse_replay(ir.body)
     elif mode == "forward":

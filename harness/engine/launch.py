@@ -16,10 +16,10 @@ import numpy as np
 from ..backends import get_backend
 from ..model import MODES
 from ..errors import KernelFaultError, UnsupportedError
-from .analysis import (LaunchShape, check_const_arrays, check_cross_thread_war, mark_taped_loads, owned_arrays,
-                       varied_values)
+from .analysis import (LaunchShape, check_const_arrays, check_cross_thread_war, extremum_atomics, mark_taped_loads,
+                       owned_arrays, varied_values)
 from .cache import load_function, write_module
-from .codegen import Signature, function_text, generate, module_text
+from .codegen import Signature, describe, function_text, generate, module_text
 from .nested import check_inherits, host_config, nested_function, record_inlined_calls, uses_autodiff
 from .frontend import parse_kernel, python_function
 from .ir import Assign, Load, Loop, Param, walk
@@ -82,6 +82,8 @@ class Plan:
     active_names: tuple[str, ...] = ()
     ptx: str | None = None
     tape_overflow: bool = False       # the kernel reports loops that outran the tape
+    extrema: tuple = ()               # arrays of atomic max/min statements, in program order
+    extremum_passes: tuple = ()       # the two kernels that find their winners
 
 
 @dataclass
@@ -116,6 +118,8 @@ class Engine:
         if not self.backend.can_launch:
             return LaunchResult(plan=plan)
         kernel_args, active_out = self._kernel_args(infos, mode, plan)
+        if plan.extrema:
+            kernel_args += self._find_winners(plan, infos, config)
         overflow = None
         if plan.tape_overflow:
             overflow = self.backend.zeros(1, np.int32)
@@ -190,7 +194,13 @@ class Engine:
                                              if i.activity == "duplicated_no_need" and i.name not in loaded),
                         tape_size=self.options.tape_size)
         origin = f"{src.file}:{src.tree.lineno}"
-        fname, source = generate(ir, mode, sig, varied, origin)
+        extrema = extremum_atomics(ir, activity)
+        if extrema:                           # atomic max/min: passes that find each winner first
+            texts = [function_text(ir, m, sig, varied, extrema=extrema) for m in ("extrema1", "extrema2", mode)]
+            fname = texts[-1][0]
+            source = module_text(describe(ir, mode, sig, origin), [t for _, t in texts])
+        else:
+            fname, source = generate(ir, mode, sig, varied, origin)
         path = write_module(f"{fn.__name__}__{mode}", source)
         job.source = str(path)
         gen_fn = load_function(path, fname)
@@ -208,9 +218,22 @@ class Engine:
         overflow = mode == "reverse" and any(isinstance(s, Loop) for s in walk(ir.body))
         if overflow:
             types.append(nt.Array(nt.int32, 1, "C"))
+        scratch, passes = [], ()
+        for s in extrema:                     # S (final values), I (initial values), W (winners)
+            arr = next(i for i in infos if i.name == s.array)
+            like = nt.Array(_numba_type(arr).dtype, arr.ndim, "C")
+            scratch.append((s.array, [like, like, nt.Array(nt.int64, arr.ndim, "C")]))
+        if extrema:
+            primal_types = [_numba_type(i) for i in infos]
+            passes = tuple(self.backend.compile(load_function(path, f"{ir.name}__{m}"), tuple(primal_types + extra),
+                                                target)
+                           for m, extra in (("extrema1", [t[0] for _, t in scratch]),
+                                            ("extrema2", [x for _, t in scratch for x in t])))
+            types += [x for _, t in scratch for x in t]
         compiled = self.backend.compile(gen_fn, tuple(types), target)
         return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives),
-                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow)
+                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow,
+                    extrema=tuple(a for a, _ in scratch), extremum_passes=passes)
 
     def _build_nested(self, src, infos, params, config, job, key) -> Plan:
         """A kernel calling autodiff on the device: generate each derivative as a device function
@@ -240,6 +263,21 @@ class Engine:
                                         job.config)
         return Plan("primal", compiled, key, job, source_path=str(path),
                     ptx=compiled if isinstance(compiled, str) else None)
+
+    def _find_winners(self, plan: Plan, infos: list[ArgInfo], config: LaunchConfig) -> list:
+        """Run the two passes of atomic max/min: S = final values, W = lowest winning thread."""
+        primal, _ = self._kernel_args(infos, "primal", plan)
+        by_name = {i.name: i.value for i in infos}
+        finals, scratch = [], []
+        for name in plan.extrema:
+            initial = by_name[name]
+            s, i = initial.copy(), initial.copy()
+            w = self.backend.asarray(np.full(tuple(initial.shape), np.iinfo(np.int64).max, np.int64))
+            finals.append(s)
+            scratch += [s, i, w]
+        self.backend.launch(plan.extremum_passes[0], config.grid, config.block, primal + finals)
+        self.backend.launch(plan.extremum_passes[1], config.grid, config.block, primal + scratch)
+        return scratch
 
     def _kernel_args(self, infos: list[ArgInfo], mode: str, plan: Plan):
         out = []
