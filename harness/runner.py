@@ -77,11 +77,7 @@ class Runner:
             return self.execute_isolated(run)
         case = run.case
         started = time.time()
-        outcome = Outcome(
-            run_id=run.run_id, case_id=case.id, source=case.source, variant=case.variant, mode=run.mode,
-            dtype=run.dtype, backend=self.backend.name, state="PASS", expect=case.expect.kind,
-            title=case.title, description=case.description, tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
-            repro=repro_command(run), started=started)
+        outcome = self.new_outcome(run, started)
         verdicts: list[OracleVerdict] = []
         error = None
         try:
@@ -106,6 +102,15 @@ class Runner:
         outcome.duration = time.time() - started
         return outcome
 
+    def new_outcome(self, run: Run, started: float = 0.0) -> Outcome:
+        """An outcome carrying the run's identity and the case's description, not yet judged."""
+        case = run.case
+        return Outcome(run_id=run.run_id, case_id=case.id, source=case.source, variant=case.variant,
+                       mode=run.mode, dtype=run.dtype, backend=self.backend.name, state="PASS",
+                       expect=case.expect.kind, title=case.title, description=case.description,
+                       tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
+                       repro=repro_command(run), started=started)
+
     def execute_isolated(self, run: Run) -> Outcome:
         """A run expected to fault, in a fresh process: the fault cannot poison this one's context."""
         import json
@@ -118,10 +123,8 @@ class Runner:
                                   cwd=self.root)
             return Outcome.from_json(json.loads(done.stdout.strip().splitlines()[-1]))
         except Exception as exc:              # the child died or printed nothing usable
-            outcome = Outcome(run_id=run.run_id, case_id=run.case.id, source=run.case.source,
-                              variant=run.case.variant, mode=run.mode, dtype=run.dtype,
-                              backend=self.backend.name, state="ERROR", expect=run.case.expect.kind,
-                              repro=repro_command(run))
+            outcome = self.new_outcome(run)
+            outcome.state = "ERROR"
             outcome.error = ErrorRecord(type(exc).__name__, f"isolated run failed: {exc}")
             outcome.message = outcome.error.message
             return outcome
