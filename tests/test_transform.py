@@ -516,3 +516,25 @@ def _check_forward(kernel, engine, be, cfg, primal, tangent):
                   mode="forward")
     np.testing.assert_allclose(be.to_host(out), primal(x), err_msg="primal result of the forward kernel")
     np.testing.assert_allclose(be.to_host(dout), tangent(x), err_msg="tangent")
+
+
+def _block_guards(fdef):
+    return [s for s in fdef.body if isinstance(s, ast.If) and ast.unparse(s.test) == "_tlin == 0"]
+
+
+def test_reads_at_literal_indices_are_reduced_per_block(kernels, engine, backend, cfg):
+    """Issue 12: every thread reads x[0]; its adjoint is summed in a register, reduced through
+    the warp and the block, and added with one atomic per block (not one per thread)."""
+    _, fdef = generated(engine, kernels.read_first, cfg.threads(16, 8), [_dup(backend, 16), _dup(backend, 1)],
+                        "reverse")
+    guards = _block_guards(fdef)
+    assert len(guards) == 1 and atomic_adds(guards[0]) == [("d_x", "0")]
+    assert atomic_adds(fdef) == [("d_x", "0")], "no per-thread atomic on d_x left in the sweep"
+    text = ast.unparse(fdef)
+    assert re.search(r"_acc0_0 \+= ", text), text
+
+
+def test_read_of_a_written_array_keeps_its_atomic(kernels, engine, backend, cfg):
+    """A[0] *= A[0]: the shadow is also consumed by the store, so a deferred sum would be wrong."""
+    _, fdef = generated(engine, kernels.square_first, cfg.of(1, 1), [_dup(backend, 1, 3.0)], "reverse")
+    assert _block_guards(fdef) == [] and "_acc" not in ast.unparse(fdef)

@@ -18,6 +18,7 @@ from .emit_extrema import ExtremumEmitter
 from .emit_loops import LoopEmitter
 from .emit_parallel import ParallelEmitter
 from .emit_prefetch import PrefetchEmitter
+from .emit_uniform import UniformEmitter, uniform_slots
 from .ir import Alloc, Assign, Atomic, Barrier, If, KernelIR, Load, Loop, Nested, Prim, Store, walk
 from .syntax import atom, expr_text, index_text, partial_text  # noqa: F401  (re-exported)
 from .types import is_float
@@ -35,7 +36,7 @@ class Signature:
     tape_size: int = 64               # iterations per dynamic loop the reverse sweep can replay
 
 
-class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter):
+class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, UniformEmitter):
     def __init__(self, ir: KernelIR, sig: Signature, varied: set[str]):
         self.ir, self.sig, self.varied = ir, sig, varied
         self.lines: list[str] = []
@@ -56,6 +57,7 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter):
             self.prefix = "d" + self.prefix
         self.diff_arrays = {p.name for p in list(ir.params) + list(ir.local_arrays)
                             if p.kind != "scalar" and sig.activity.get(p.name) in DIFFERENTIABLE}
+        self.uniform: dict[tuple, int] = {}   # reads at literal indices reduced per block (emit_uniform.py)
 
     # -- names
     def lanes(self):
@@ -252,7 +254,10 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter):
     def accumulate_array(self, array: str, lane: int, index, value: str):
         """shadow[index] += value; atomic unless every access to `array` is this thread's own."""
         shadow = self.d(array, lane)
-        if array in self.sig.owned:
+        slot = self.slot_register(array, index, lane)
+        if slot is not None:
+            self.line(f"{slot} += {value}")
+        elif array in self.sig.owned:
             early = self.prefetched.pop(shadow, None)
             if early is not None:
                 self.line(f"{shadow}[{index_text(index)}] = {early} + {value}")
@@ -347,6 +352,8 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
             raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
                                    "yet (its tape has no overflow channel)", file=ir.file, line=ir.body[0].line if ir.body else None)
         em.taping = True
+        if not device:
+            em.uniform = uniform_slots(ir, em.diff_arrays, sig.owned)
         if em.has_loops:
             em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
             em.tape_declarations(ir.body)
@@ -354,6 +361,7 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
         em.reverse_replay(ir.body)
         em.line("# reverse sweep: adjoints in reverse statement order")
         em.adjoint_inits()
+        em.slot_inits()
         for r in ir.returns if device else []:
             if em.is_varied(r):           # a device function's result is seeded like an Active return
                 em.line(f"{em.d(r, 0)} += {em.ftype(r)}(1.0)")
@@ -362,8 +370,8 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
         if device:
             if actives:
                 em.line("return " + ", ".join(em.d(a, 0) for a in actives) + ("," if len(actives) == 1 else ""))
-        elif actives:
-            em.active_reduction(actives)
+        elif actives or em.uniform:
+            em.active_reduction(actives, em.slot_targets())
     else:
         raise ValueError(mode)
     params = em.params(mode) if mode != "primal" else [p.name for p in ir.params]

@@ -66,29 +66,33 @@ class ParallelEmitter:
                 self.line(f"_u += cuda.shfl_xor_sync({mask}, _u, {off})")
             self.line(f"{dv} += _u if cuda.laneid == {k} else {zero}")
 
-    def active_reduction(self, actives: list[str]):
-        """Sum each Active scalar's per-thread adjoint hierarchically: a butterfly within each warp,
-        the warps' sums through shared memory, then one atomic add per block (one atomic per
-        thread serialises on a single address: hundreds of times slower at scale)."""
+    def active_reduction(self, actives: list[str], slots: list[tuple[str, str, str]] = ()):
+        """Sum each Active scalar's per-thread adjoint, and each register of a uniform-index read
+        (emit_uniform.py), hierarchically: a butterfly within each warp, the warps' sums through
+        shared memory, then one atomic add per block (one atomic per thread serialises on a single
+        address: hundreds of times slower at scale)."""
         out = self.prefix + "active_out"
-        self.line("# Active scalars: warp sums, block sums in shared memory, one atomic per block")
+        sums = [(f"float64({self.d(a, j)})", out, str(k * self.sig.width + j))
+                for k, a in enumerate(actives) for j in self.lanes()]
+        sums += [(reg, shadow, idx) for reg, shadow, idx in slots]
+        what = " and ".join(w for w, on in (("Active scalars", actives), ("uniform-index reads", slots)) if on)
+        self.line(f"# {what}: warp sums, block sums in shared memory, one atomic per block")
         self.line("_red = cuda.shared.array(32, float64)")
         self.line("_m = cuda.activemask()")
         self.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
         self.line("_nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z")
-        for k, a in enumerate(actives):
-            for j in self.lanes():
-                self.line(f"_v = float64({self.d(a, j)})")
-                for off in (16, 8, 4, 2, 1):
-                    self.line(f"_o = cuda.shfl_xor_sync(_m, _v, {off})")
-                    self.line(f"if (_m >> (cuda.laneid ^ {off})) & 1:")
-                    self.line("    _v += _o")
-                self.line("cuda.syncthreads()")
-                self.line("if cuda.laneid == 0:")
-                self.line("    _red[_tlin // 32] = _v")
-                self.line("cuda.syncthreads()")
-                self.line("if _tlin == 0:")
-                self.line("    _s = float64(0.0)")
-                self.line("    for _w in range((_nthreads + 31) // 32):")
-                self.line("        _s += _red[_w]")
-                self.line(f"    cuda.atomic.add({out}, {k * self.sig.width + j}, _s)")
+        for value, target, index in sums:
+            self.line(f"_v = {value}")
+            for off in (16, 8, 4, 2, 1):
+                self.line(f"_o = cuda.shfl_xor_sync(_m, _v, {off})")
+                self.line(f"if (_m >> (cuda.laneid ^ {off})) & 1:")
+                self.line("    _v += _o")
+            self.line("cuda.syncthreads()")
+            self.line("if cuda.laneid == 0:")
+            self.line("    _red[_tlin // 32] = _v")
+            self.line("cuda.syncthreads()")
+            self.line("if _tlin == 0:")
+            self.line("    _s = float64(0.0)")
+            self.line("    for _w in range((_nthreads + 31) // 32):")
+            self.line("        _s += _red[_w]")
+            self.line(f"    cuda.atomic.add({target}, {index}, _s)")
