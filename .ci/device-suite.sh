@@ -16,5 +16,5 @@ for pass in 1 2; do
   echo "cuda suite pass $pass wall time: $(python3 -c "print(round($end-$start,1))") s"
 done
 grep -E "^(FAILED|ERROR)" "$OUT/cuda-suite-1.log" | head -20
-python3 benchmarks/bench_gpu.py --out "$OUT/bench.json" 2>&1 | tail -32
+python3 -m harness.cli bench --out "$OUT/bench.json" 2>&1 | tail -40
 python3 -m harness.cli report "$OUT/results-cuda-2.jsonl" -o "$OUT/cuda.html" --bench "$OUT/bench.json" | tail -2

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.bench.cli import add_bench_parser
 from harness.mutation_run import add_mutate_parser
 from harness.report.cli import add_report_parser
 from harness.run_cli import add_run_parser
@@ -17,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mutate_parser(subparsers)
 
     add_run_parser(subparsers)
+    add_bench_parser(subparsers)
     return parser
 
 

@@ -54,3 +54,14 @@ def mixed_precision(out, x, y):
     i = cuda.grid(1)
     if i < x.shape[0]:
         out[i] = x[i] * y[i] + math.sin(y[i])
+
+
+def horner_dynamic(out, x, c, n):
+    """Horner's rule with a runtime trip count: a dynamic loop whose reverse needs a tape."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        acc = 0.0
+        for k in range(n):
+            acc = acc * t + c[k]
+        out[i] = acc

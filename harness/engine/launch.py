@@ -96,6 +96,20 @@ class LaunchResult:
         return self.plan.job.tree() if self.plan else []
 
 
+@dataclass
+class BoundLaunch:
+    """A plan with its arguments already flattened (Engine.bind)."""
+    backend: Any
+    plan: Plan
+    config: LaunchConfig
+    kernel_args: list
+    active_out: Any = None
+
+    def launch(self) -> None:
+        """Enqueue one launch; no synchronisation, no result copied back."""
+        self.backend.launch(self.plan.compiled, self.config.grid, self.config.block, self.kernel_args)
+
+
 def _numba_type(info: ArgInfo):
     from numba import types
     from numba.np.numpy_support import from_dtype
@@ -148,6 +162,20 @@ class Engine:
                 lanes = tuple(float(values[k * width + j]) for j in range(width))
                 result.adjoints[name] = lanes if width > 1 else lanes[0]
         return result
+
+    def bind(self, kernel, config: LaunchConfig, *args, mode: str = "primal") -> "BoundLaunch":
+        """Classify the arguments, build the plan and flatten the kernel's arguments once: the
+        returned BoundLaunch only launches, asynchronously (for benchmarks and repeated steps).
+        It reuses the same buffers on every launch, as a training loop would."""
+        plan, infos = self.prepare(kernel, config, args, mode)
+        if plan.extrema:
+            raise UnsupportedError("bind: atomic max/min kernels find their winners before every launch; "
+                                   "use Engine.launch")
+        kernel_args, active_out = self._kernel_args(infos, mode, plan)
+        if plan.tape_overflow:
+            kernel_args.append(self.backend.zeros(1, np.int32))
+        kernel_args = [v.item() if isinstance(v, np.generic) else v for v in kernel_args]
+        return BoundLaunch(self.backend, plan, config, kernel_args, active_out)
 
     def prepare(self, kernel, config: LaunchConfig, args, mode: str):
         if mode not in MODES:

@@ -1,0 +1,44 @@
+"""`harness bench`: the benchmark table, reports/bench.json and the oracle-scaling measurement."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_bench_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "bench", help="benchmark generated kernels against hand-written ones, copy bandwidth and JAX (needs a GPU)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--log2n", type=int, default=26, help="elements per array: 2**LOG2N")
+    p.add_argument("--repeats", type=int, default=20, help="launches per timed batch (5 batches, median)")
+    p.add_argument("--only", default="", help="comma-separated benchmark names (default: all)")
+    p.add_argument("--no-jax", action="store_true", help="skip the JAX references")
+    p.add_argument("--oracle-scaling", default="", metavar="K,K,...",
+                   help="also time one axpy case with every oracle at 2**K elements for each K")
+    p.add_argument("--out", default="reports/bench.json", help="results file (the report's --bench input)")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    from ..backends import get_backend
+    from .run import oracle_scaling, run_benches, table, write
+    from .suite import by_name
+    root = Path.cwd()
+    if not (root / "kernels").is_dir():
+        raise SystemExit("harness bench: run it from the project root (the folder holding kernels/)")
+    try:
+        get_backend("cuda")
+    except Exception as exc:
+        raise SystemExit(f"harness bench needs a CUDA GPU with cupy: {exc}")
+    benches = by_name([n for n in args.only.split(",") if n])
+    result = run_benches(benches, root, args.log2n, args.repeats, not args.no_jax)
+    if args.oracle_scaling:
+        result["oracle_scaling"] = oracle_scaling(root, [int(k) for k in args.oracle_scaling.split(",")])
+    write(result, Path(args.out))
+    print(table(result))
+    for row in result.get("oracle_scaling", []):
+        print(f"oracles at 2^{row['log2n']} {row['run']}: {row['seconds']:.1f} s ({row['state']}) "
+              + json.dumps({k: round(v, 2) for k, v in row["timings"].items()}))
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,268 @@
+"""Hand-written tangent and adjoint kernels with the generated kernels' exact semantics and argument
+order (the order Engine.bind flattens: each argument, then its shadow; reverse kernels end with the
+Active buffer and the tape-overflow flag). tests/test_bench.py checks each against the engine's own
+kernel on the simulator, so a benchmark ratio compares like with like.
+
+Kernels are plain functions (`harness bench` compiles them with cuda.jit); helpers are device functions.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import cuda, float64
+
+TWO_OVER_SQRTPI = 1.1283791670955126
+
+
+@cuda.jit(device=True)
+def block_add(target, index, v):
+    """One atomic per block: warp butterfly, warps' sums in shared memory, thread 0 adds."""
+    red = cuda.shared.array(32, float64)
+    m = cuda.activemask()
+    t = cuda.threadIdx.x
+    for off in (16, 8, 4, 2, 1):
+        o = cuda.shfl_xor_sync(m, v, off)
+        if (m >> (cuda.laneid ^ off)) & 1:
+            v += o
+    cuda.syncthreads()
+    if cuda.laneid == 0:
+        red[t // 32] = v
+    cuda.syncthreads()
+    if t == 0:
+        s = 0.0
+        for w in range((cuda.blockDim.x + 31) // 32):
+            s += red[w]
+        cuda.atomic.add(target, index, s)
+
+
+# ---------------------------------------------------------------- axpy: out = a x + y
+def axpy_forward(out, dout, a, x, dx, y, dy):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = a * x[i] + y[i]
+        dout[i] = a * dx[i] + dy[i]
+
+
+def axpy_reverse(out, dout, a, x, dx, y, dy):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        xv, yv, g, gx, gy = x[i], y[i], dout[i], dx[i], dy[i]     # every load before any store
+        out[i] = a * xv + yv
+        dout[i] = 0
+        dx[i] = gx + a * g
+        dy[i] = gy + g
+
+
+# ---------------------------------------------------------------- math_heavy: 14 terms, partials by hand
+@cuda.jit(device=True)
+def _math_heavy_partials(u, v):
+    e = math.exp(0.5 * v)
+    th = math.tanh(u * v)
+    r = math.sqrt(2.0 + math.cos(v))
+    p = 1.5 + v * v
+    w = 2.0 + v
+    den = u * u + w * w
+    h = math.hypot(u, v)
+    mn, mx = min(u, v), max(u, 0.25)
+    sgn = 1.0 if u - v > 0 else (-1.0 if u - v < 0 else 0.0)
+    s = (math.sin(u) * e + math.log(1.0 + u * u) - r + th + math.erf(u) + p ** 1.5 + math.atan2(u, w)
+         + h + abs(u - v) + mn * mx + math.pow(2.0 + u, 0.5))
+    su = (math.cos(u) * e + 2.0 * u / (1.0 + u * u) + v * (1.0 - th * th) + TWO_OVER_SQRTPI * math.exp(-u * u)
+          + w / den + u / h + sgn + (1.0 if u <= v else 0.0) * mx + mn * (1.0 if u >= 0.25 else 0.0)
+          + 0.5 / math.sqrt(2.0 + u))
+    sv = (0.5 * math.sin(u) * e + math.sin(v) / (2.0 * r) + u * (1.0 - th * th) + 3.0 * v * math.sqrt(p)
+          - u / den + v / h - sgn + (0.0 if u <= v else 1.0) * mx)
+    q = 1.0 + math.fabs(v)
+    sq = 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+    return s / q, su / q, sv / q - s / (q * q) * sq
+
+
+def math_heavy_forward(out, dout, x, dx, y, dy):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        o, ou, ov = _math_heavy_partials(x[i], y[i])
+        out[i] = o
+        dout[i] = ou * dx[i] + ov * dy[i]
+
+
+def math_heavy_reverse(out, dout, x, dx, y, dy):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        u, v, g, gx, gy = x[i], y[i], dout[i], dx[i], dy[i]
+        o, ou, ov = _math_heavy_partials(u, v)
+        out[i] = o
+        dout[i] = 0
+        dx[i] = gx + g * ou
+        dy[i] = gy + g * ov
+
+
+# ---------------------------------------------------------------- Horner, coefficients Const or Duplicated
+def horner_forward(out, dout, x, dx, c):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
+        dout[i] = (c[1] + t * (2.0 * c[2] + 3.0 * t * c[3])) * dx[i]
+
+
+def horner_reverse(out, dout, x, dx, c):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t, g, gx = x[i], dout[i], dx[i]
+        out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
+        dout[i] = 0
+        dx[i] = gx + g * (c[1] + t * (2.0 * c[2] + 3.0 * t * c[3]))
+
+
+def horner_dup_forward(out, dout, x, dx, c, dc):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
+        dout[i] = ((c[1] + t * (2.0 * c[2] + 3.0 * t * c[3])) * dx[i]
+                   + dc[0] + t * (dc[1] + t * (dc[2] + t * dc[3])))
+
+
+def horner_dup_reverse(out, dout, x, dx, c, dc):
+    i = cuda.grid(1)
+    g = 0.0
+    t = 0.0
+    if i < x.shape[0]:
+        t, g, gx = x[i], dout[i], dx[i]
+        out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
+        dout[i] = 0
+        dx[i] = gx + g * (c[1] + t * (2.0 * c[2] + 3.0 * t * c[3]))
+    block_add(dc, 0, g)
+    block_add(dc, 1, g * t)
+    block_add(dc, 2, g * t * t)
+    block_add(dc, 3, g * t * t * t)
+
+
+# ---------------------------------------------------------------- Horner with a runtime degree (tape)
+def horner_dynamic_forward(out, dout, x, dx, c, n):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t, dt = x[i], dx[i]
+        acc, dacc = 0.0, 0.0
+        for k in range(n):
+            dacc = dacc * t + acc * dt
+            acc = acc * t + c[k]
+        out[i] = acc
+        dout[i] = dacc
+
+
+def horner_dynamic_reverse(out, dout, x, dx, c, n, overflow):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        tape = cuda.local.array(64, float64)
+        t, g, gx = x[i], dout[i], dx[i]
+        acc = 0.0
+        for k in range(n):
+            if k < 64:
+                tape[k] = acc
+            acc = acc * t + c[k]
+        if n > 64:
+            overflow[0] = 1
+        out[i] = acc
+        dout[i] = 0
+        gt = 0.0
+        for k in range(min(n, 64) - 1, -1, -1):
+            gt += g * tape[k]
+            g = g * t
+        dx[i] = gx + gt
+
+
+# ---------------------------------------------------------------- conv3: out[l] = w0 x[l-d] + w1 x[l] + w2 x[l+d]
+def conv3_reverse(out, dout, x, dx, w, d):
+    """Scatter with atomics (the generated kernel's semantics: the cotangent is consumed)."""
+    l = cuda.grid(1)
+    n = x.shape[0]
+    if l >= d and l < n - d:
+        out[l] = w[0] * x[l - d] + w[1] * x[l] + w[2] * x[l + d]
+        g = dout[l]
+        dout[l] = 0
+        cuda.atomic.add(dx, l - d, w[0] * g)
+        cuda.atomic.add(dx, l, w[1] * g)
+        cuda.atomic.add(dx, l + d, w[2] * g)
+
+
+def conv3_gather(out, dout, x, dx, w, d):
+    """The transposed stencil as a gather (each thread writes only its own dx; dout is left as
+    is, so this is a lower bound, not the same semantics)."""
+    l = cuda.grid(1)
+    n = x.shape[0]
+    if l >= d and l < n - d:
+        out[l] = w[0] * x[l - d] + w[1] * x[l] + w[2] * x[l + d]
+    if l < n:
+        s = dx[l]
+        if l + d >= d and l + d < n - d:
+            s += w[0] * dout[l + d]
+        if l >= d and l < n - d:
+            s += w[1] * dout[l]
+        if l - d >= d and l - d < n - d:
+            s += w[2] * dout[l - d]
+        dx[l] = s
+
+
+def conv3_dup_reverse(out, dout, x, dx, w, dw, d):
+    l = cuda.grid(1)
+    n = x.shape[0]
+    g0 = 0.0
+    g1 = 0.0
+    g2 = 0.0
+    if l >= d and l < n - d:
+        a, b, c = x[l - d], x[l], x[l + d]
+        out[l] = w[0] * a + w[1] * b + w[2] * c
+        g = dout[l]
+        dout[l] = 0
+        cuda.atomic.add(dx, l - d, w[0] * g)
+        cuda.atomic.add(dx, l, w[1] * g)
+        cuda.atomic.add(dx, l + d, w[2] * g)
+        g0, g1, g2 = g * a, g * b, g * c
+    block_add(dw, 0, g0)
+    block_add(dw, 1, g1)
+    block_add(dw, 2, g2)
+
+
+# ---------------------------------------------------------------- Active scalar: out = alpha x
+def scale_reverse(out, dout, alpha, x, dx, active_out):
+    i = cuda.grid(1)
+    g = 0.0
+    if i < x.shape[0]:
+        xv, g0, gx = x[i], dout[i], dx[i]
+        out[i] = alpha * xv
+        dout[i] = 0
+        dx[i] = gx + alpha * g0
+        g = g0 * xv
+    block_add(active_out, 0, g)
+
+
+def scale_reverse_atomic_per_thread(out, dout, alpha, x, dx, active_out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        xv, g, gx = x[i], dout[i], dx[i]
+        out[i] = alpha * xv
+        dout[i] = 0
+        dx[i] = gx + alpha * g
+        cuda.atomic.add(active_out, 0, float64(g * xv))
+
+
+# ---------------------------------------------------------------- block reduction in shared memory
+def block_sum_reverse(out, dout, x, dx):
+    """out[0] += sum x^2 (tree in shared memory, one atomic per block): dx[i] += 2 x[i] dout[0]."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        dx[i] += 2.0 * x[i] * dout[0]
+    sh = cuda.shared.array(64, float64)
+    t = cuda.threadIdx.x
+    v = 0.0
+    if i < x.shape[0]:
+        v = x[i] * x[i]
+    sh[t] = v
+    cuda.syncthreads()
+    for s in (32, 16, 8, 4, 2, 1):
+        if t < s:
+            sh[t] += sh[t + s]
+        cuda.syncthreads()
+    if t == 0:
+        cuda.atomic.add(out, 0, sh[0])

@@ -1,0 +1,164 @@
+"""Run the benchmark set on the CUDA backend and tabulate ratios measured in one run."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .suite import Bench
+from .timing import event_time, host_overhead, wall_time
+
+MODES = ("forward", "reverse")
+
+
+def _jax_times(bench: Bench, host_values: dict, repeats: int) -> dict:
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    import jax
+    import jax.numpy as jnp
+    from . import jaxref
+    f, primals = jaxref.build(bench.jax, host_values)
+    out = f(*primals)
+    tangents = tuple(jnp.ones_like(p) for p in primals)
+    cot = jnp.ones_like(out)
+    jvp = jax.jit(lambda *p: jax.jvp(f, p, tangents)[1])
+    vjp = jax.jit(lambda *p: jax.vjp(f, *p)[1](cot))
+    fwd = wall_time(lambda: jvp(*primals).block_until_ready(), repeats)
+    rev = wall_time(lambda: jax.block_until_ready(vjp(*primals)), repeats)
+    return {"forward": fwd, "reverse": rev}
+
+
+def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with_jax: bool) -> dict:
+    import cupy as cp
+    from numba import cuda
+
+    from ..backends import get_backend
+    from ..engine.launch import Engine, LaunchConfig
+    from ..inputs import load_function
+    from . import reference
+
+    backend = get_backend("cuda")
+    engine = Engine(backend)
+    n = 1 << log2n
+    src, dst = cp.ones(n, np.float32), cp.zeros(n, np.float32)
+    t_copy = event_time(lambda: cp.copyto(dst, src), repeats)
+    copy_bps = 2 * 4 * n / t_copy
+    rows = []
+    for b in benches:
+        kernel = load_function(b.kernel, root)
+        values = b.values(cp, n)
+        config = LaunchConfig.threads(n, b.block)
+        row = {"name": b.name, "kernel": b.kernel, "modes": {}}
+        plain = [v for name, _, _ in b.args for v in [values[name][0]]]
+        primal = engine.bind(kernel, config, *plain, mode="primal")
+        row["primal_ms"] = event_time(primal.launch, repeats) * 1e3
+        jax_t = {}
+        if with_jax and b.jax:
+            host = {k: (cp.asnumpy(v) if hasattr(v, "device") else v, None) for k, (v, _) in values.items()}
+            try:
+                jax_t = _jax_times(b, host, repeats)
+            except Exception as exc:          # a reference that cannot run is reported, not fatal
+                row["jax_error"] = f"{type(exc).__name__}: {exc}"
+        for mode in MODES:
+            bound = engine.bind(kernel, config, *b.wrapped(values, mode), mode=mode)
+            gen = event_time(bound.launch, repeats)
+            m = {"generated_ms": gen * 1e3,
+                 "fraction_of_copy": b.streams(mode) * 4 * n / gen / copy_bps,
+                 "over_primal": gen / (row["primal_ms"] / 1e3)}
+            for label, fname in b.hand.get(mode, {}).items():
+                hk = cuda.jit(getattr(reference, fname))
+                t = event_time(lambda: hk[config.grid, config.block](*bound.kernel_args), repeats)
+                m[f"{label}_ms"] = t * 1e3
+                m[f"generated_over_{label}"] = gen / t
+            if mode in jax_t:
+                m["jax_ms"] = jax_t[mode] * 1e3
+                m["generated_over_jax"] = gen / jax_t[mode]
+            row["modes"][mode] = m
+        rows.append(row)
+    return {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "n": n,
+            "copy_GBps": copy_bps / 1e9, "rows": rows, "launch_overhead_us": launch_overhead(engine, root)}
+
+
+def launch_overhead(engine, root: Path) -> dict:
+    """Host microseconds per launch of a 256-element axpy: the engine's full launch, a bound launch
+    (arguments flattened once) and numba's dispatcher alone."""
+    import cupy as cp
+
+    from ..engine.launch import LaunchConfig
+    from ..inputs import load_function
+    axpy = load_function("kernels/elementwise.py:axpy", root)
+    out, x, y = cp.zeros(256, np.float32), cp.ones(256, np.float32), cp.ones(256, np.float32)
+    cfg = LaunchConfig.threads(256, 256)
+    bound = engine.bind(axpy, cfg, out, np.float32(1.5), x, y)
+    compiled = bound.plan.compiled
+    res = {"engine_launch": host_overhead(lambda: engine.launch(axpy, cfg, out, np.float32(1.5), x, y)),
+           "bound_launch": host_overhead(bound.launch),
+           "numba_dispatcher": host_overhead(lambda: compiled[(1,), (256,)](out, 1.5, x, y))}
+    cp.cuda.runtime.deviceSynchronize()
+    return res
+
+
+def oracle_scaling(root: Path, exponents: list[int], backend_name: str = "cuda") -> list[dict]:
+    """Wall time of one axpy case (forward and reverse, every oracle) as the arrays grow."""
+    import tempfile
+
+    from ..cases import expand_runs, load_case_file
+    from ..runner import Runner
+    runner = Runner(root, backend_name)
+    rows = []
+    for k in exponents:
+        text = (f"id: axpy-2e{k}\ntitle: axpy at 2^{k}\nkernel: kernels/elementwise.py:axpy\n"
+                f"launch: {{threads: {1 << k}, block: 256}}\nargs:\n"
+                f"  out: {{array: {{shape: [{1 << k}], dtype: float32, init: zeros}}, activity: duplicated}}\n"
+                f"  a: {{scalar: {{value: 1.5, dtype: float32}}, activity: const}}\n"
+                f"  x: {{array: {{shape: [{1 << k}], dtype: float32, init: normal}}, activity: duplicated}}\n"
+                f"  y: {{array: {{shape: [{1 << k}], dtype: float32, init: normal}}, activity: duplicated}}\n"
+                "modes: [forward, reverse]\n")
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=root / "cases", delete=False) as fh:
+            fh.write(text)
+        try:
+            case_path = Path(fh.name)
+            for run in [r for case in load_case_file(case_path, root) for r in expand_runs(case, backend_name)]:
+                t0 = time.time()
+                outcome = runner.execute(run)
+                rows.append({"log2n": k, "run": run.name, "state": outcome.state, "seconds": time.time() - t0,
+                             "timings": outcome.timings})
+        finally:
+            case_path.unlink()
+    return rows
+
+
+def table(result: dict) -> str:
+    lines = [f"{result['device']}, n = {result['n']:,} float32, copy {result['copy_GBps']:.0f} GB/s",
+             f"{'benchmark':22} {'mode':8} {'gen ms':>9} {'hand ms':>9} {'gen/hand':>9} {'of copy':>8} {'jax ms':>9} {'gen/jax':>8}"]
+    for row in result["rows"]:
+        for mode, m in row["modes"].items():
+            hand = m.get("hand_ms")
+            lines.append(f"{row['name']:22} {mode:8} {m['generated_ms']:9.3f} "
+                         f"{hand if hand is not None else float('nan'):9.3f} "
+                         f"{m.get('generated_over_hand', float('nan')):9.2f} {m['fraction_of_copy']:8.2f} "
+                         f"{m.get('jax_ms', float('nan')):9.3f} {m.get('generated_over_jax', float('nan')):8.2f}")
+    lo = result.get("launch_overhead_us", {})
+    if lo:
+        lines.append("host overhead per launch (us): " + ", ".join(f"{k} {v:.1f}" for k, v in lo.items()))
+    return "\n".join(lines)
+
+
+def chart(result: dict) -> list[dict]:
+    """The report's benchmark section: ratios first (they travel between machines), then times."""
+    out = []
+    for row in result["rows"]:
+        for mode, m in row["modes"].items():
+            for key, unit in (("generated_over_hand", "x"), ("generated_over_jax", "x"), ("fraction_of_copy", "")):
+                if key in m:
+                    out.append({"name": f"{row['name']} {mode}: {key.replace('_', ' ')}", "value": m[key], "unit": unit})
+    for k, v in result.get("launch_overhead_us", {}).items():
+        out.append({"name": f"host overhead: {k}", "value": v, "unit": "us"})
+    return out
+
+
+def write(result: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"benchmarks": chart(result), "details": result}, indent=2))
