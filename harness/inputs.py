@@ -4,7 +4,7 @@ Knows the case records and numpy; knows nothing of numba or of the backends.
 """
 from __future__ import annotations
 
-import importlib
+import builtins
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .cases.allowed_types import ALLOWED_TYPES, describe_allowed
 from .errors import CaseError
 from .model import ArgSpec, ArraySpec, KernelRef
 
@@ -38,9 +39,20 @@ def load_function(ref: KernelRef | str, root: Path):
         raise CaseError(f"{ref.path} has no function '{ref.function}'", key="kernel") from None
 
 
-def resolve_type(dotted: str):
-    module, _, attr = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
+def resolve_type(name: str):
+    """An allowed `type:` name -> the type object. Looked up in the allow-list's fixed namespaces
+    (builtins, numpy, numba.types), never imported by name: a case cannot reach other modules."""
+    if name not in ALLOWED_TYPES:
+        raise CaseError(f"'{name}' is not an allowed type ({describe_allowed()})", key="type")
+    namespace, attr = ALLOWED_TYPES[name]
+    if namespace == "builtins":
+        value = vars(builtins)[attr]
+    elif namespace == "numpy":
+        value = getattr(np, attr)
+    else:
+        import numba.types                      # the backend has configured numba by now
+        value = getattr(numba.types, attr)
+    return value
 
 
 def init_array(spec: ArraySpec, rng: np.random.Generator, shape=None) -> np.ndarray:

@@ -1,7 +1,8 @@
 """pytest plugin: every YAML case under cases/ becomes one test item per run.
 
 Item ids read `cases/foo.yaml::packed-reverse-float32`. Tags become markers. A malformed case file
-is a collection error for that file alone. Outcomes travel on test reports as plain data
+(or one reusing another file's case id) is one ERROR item, `cases/foo.yaml::load`, recorded in the
+results like a run; every other file still runs. Outcomes travel on test reports as plain data
 (user_properties), so with pytest-xdist only the controller writes the results file and the report.
 """
 from __future__ import annotations
@@ -53,8 +54,20 @@ def pytest_collect_file(file_path: Path, parent):
 class CaseFile(pytest.File):
     def collect(self):
         from .cases import expand_runs, load_case_file
+        from .errors import CaseError
         root = Path(self.config.rootpath)
-        for case in load_case_file(self.path, root):
+        try:
+            cases = load_case_file(self.path, root, seen_ids=self.config.stash.setdefault(_CASE_IDS, {}))
+        except Exception as error:
+            # One ERROR item for this file alone: every other case still runs, and the results
+            # (hence the report and `harness run`'s count) show the file under "case file error".
+            # The loader raises only CaseError; anything else is a loader bug, still kept to this file.
+            if not isinstance(error, CaseError):
+                error = CaseError(f"the loader failed: {type(error).__name__}: {error}",
+                                  file=self.nodeid.split("::")[0])
+            yield MalformedCaseItem.from_parent(self, name=MALFORMED_ITEM_NAME, error=error)
+            return
+        for case in cases:
             for run in expand_runs(case, self.config.harness_backend):
                 item = RunItem.from_parent(self, name=run.name, run=run)
                 for tag in case.tags:
@@ -69,6 +82,42 @@ class CaseFile(pytest.File):
         if isinstance(excinfo.value, CaseError):
             return f"malformed case file: {excinfo.value}"
         return super().repr_failure(excinfo)
+
+
+_CASE_IDS = pytest.StashKey[dict]()       # case id -> file that declared it, for this session
+MALFORMED_ITEM_NAME = "load"
+
+
+class CaseLoadFailure(Exception):
+    """A case file that did not load, raised by its one ERROR item."""
+
+
+class MalformedCaseItem(pytest.Item):
+    """Stands for a case file that did not load: fails with the loader's message and records an
+    ERROR outcome (error type CaseError) so the file is counted and reported."""
+
+    def __init__(self, *, error, **kw):
+        super().__init__(**kw)
+        self.error = error
+
+    def runtest(self):
+        from .model import ErrorRecord, Outcome
+        source = self.error.file or self.nodeid.split("::")[0]
+        outcome = Outcome(
+            run_id=f"{source}::{MALFORMED_ITEM_NAME}", case_id=source, source=source, variant=None,
+            mode=MALFORMED_ITEM_NAME, dtype=None, backend=self.config.harness_backend, state="ERROR",
+            message=f"malformed case file: {self.error}", title="malformed case file",
+            error=ErrorRecord(type(self.error).__name__, str(self.error)))
+        self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
+        raise CaseLoadFailure(outcome.message)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CaseLoadFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, (self.error.line or 1) - 1, f"malformed case file {self.error.file}"
 
 
 class RunFailure(Exception):

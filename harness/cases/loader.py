@@ -33,6 +33,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from harness.cases.allowed_types import ALLOWED_TYPES, describe_allowed
 from harness.errors import CaseError
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
                            LaunchSpec)
@@ -490,7 +491,7 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
     elif kind == "scalar":
         value, dtype = _scalar_value(ctx, raw["scalar"], path + ("scalar",))
     elif kind == "type":
-        value = raw["type"]
+        value = _allowed_type(ctx, raw["type"], path + ("type",))
     else:
         ref, _ = _resolve_function(ctx, raw["function"], path + ("function",), what="function")
         value = str(ref)
@@ -510,6 +511,15 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
 
     return ArgSpec(name=name, kind=kind, activity=activity, array=array, value=value, dtype=dtype,
                    width=width, shadow=shadow, line=_line_of(ctx.document, path))
+
+
+def _allowed_type(ctx: _Context, name: str, path: KeyPath) -> str:
+    """A `type:` value must be on the allow-list: it is looked up there, never imported."""
+    if name not in ALLOWED_TYPES:
+        close = difflib.get_close_matches(name, list(ALLOWED_TYPES), n=1)
+        ctx.fail(f"'{name}' is not an allowed type ({describe_allowed()})"
+                 + (f"; did you mean '{close[0]}'?" if close else ""), path)
+    return name
 
 
 def _build_alias_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
@@ -760,14 +770,21 @@ def _merged(base: _LineDict, overrides: _LineDict) -> _LineDict:
     return merged
 
 
-def load_case_file(path: str | os.PathLike, root: str | os.PathLike) -> list[Case]:
+def load_case_file(path: str | os.PathLike, root: str | os.PathLike,
+                   seen_ids: dict[str, str] | None = None) -> list[Case]:
     """Load one case file: the base case (variant=None, variant_names filled), then one Case per
-    variant in file order. Raises CaseError (file, line, dotted key) for any malformed case."""
+    variant in file order. Raises CaseError (file, line, dotted key) for any malformed case.
+
+    `seen_ids` ({case id: file}, shared by the files of one session) refuses an id that another
+    file already declared, naming both files; this file's id is added to it once it loads."""
     path, root = Path(path), Path(root).resolve()
     source = _project_relative(path, root)
     document = _read_yaml(path, source)
     ctx = _Context(root=root, source=source, document=document)
     _validate(ctx, document)
+    if seen_ids is not None and seen_ids.get(document["id"], source) != source:
+        ctx.fail(f"case id '{document['id']}' is already used by {seen_ids[document['id']]}; "
+                 f"every case file needs its own id", ("id",))
 
     variants = document.get("variants", {})
     cases = [_build_case(ctx, variant_names=tuple(variants))]
@@ -777,4 +794,6 @@ def load_case_file(path: str | os.PathLike, root: str | os.PathLike) -> list[Cas
                               variant_line=variant_line, overridden=frozenset(overrides))
         _validate(variant_ctx, variant_ctx.document)      # the merged mapping is a full case
         cases.append(_build_case(variant_ctx, variant=name, line=variant_line))
+    if seen_ids is not None:
+        seen_ids[document["id"]] = source
     return cases
