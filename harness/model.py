@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .policy import FD_DIRECTIONS, STATES  # noqa: F401 (STATES: its home is the policy)
+
 ACTIVITIES = ("const", "duplicated", "duplicated_no_need", "active", "batch_duplicated")
 MODES = ("primal", "forward", "reverse")
 FLOAT_DTYPES = ("float32", "float64")
-STATES = ("PASS", "FAIL", "ZERO", "NONDET", "ERROR", "XFAIL", "XPASS", "UNSUPPORTED", "SKIP")
 
 
 # ----------------------------------------------------------------------------- case records
@@ -50,7 +51,7 @@ class LaunchSpec:
 
 @dataclass(frozen=True)
 class FDSpec:
-    directions: int = 2
+    directions: int = FD_DIRECTIONS
     rtol: float | None = None       # None: per-dtype default (DESIGN section 5)
     atol: float | None = None
 

@@ -30,8 +30,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-PASSING = ("PASS", "XFAIL", "UNSUPPORTED", "SKIP")
-FAILING = ("FAIL", "ZERO", "NONDET", "ERROR", "XPASS")
+from .policy import PASSING, catches
+
 BASELINE = "baseline"
 DOCS_BEGIN = "<!-- mutation-table:begin -->"
 DOCS_END = "<!-- mutation-table:end -->"
@@ -42,7 +42,7 @@ DEFAULT_TIMEOUT_S = 1800
 
 def caught(base_state: str, mutant_state: str) -> bool:
     """A run catches a mutant when the mutant moves it from a passing state to a failing one."""
-    return base_state in PASSING and mutant_state in FAILING
+    return catches(base_state, mutant_state)
 
 
 def catching_oracles(record: dict) -> list[str]:

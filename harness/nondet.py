@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import policy
 from .engine.launch import LaunchConfig
 from .kernel_problem import KernelProblem
 from .model import OracleVerdict, WorstEntry
 from .oracles.fd import copy_values, make_cotangent, make_directions
 
-NONDET_RTOL = {"float32": 1e-5, "float64": 1e-12}
+NONDET_RTOL = policy.REPEAT_RTOL
 
 
 def sweep_config(case, engine, args, block: int) -> LaunchConfig | None:
@@ -63,7 +64,7 @@ def nondet_verdict(problem: KernelProblem, mode: str, *, repeat: int = 1, block_
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     v, w = make_directions(problem, 1, rng)[0], make_cotangent(problem, rng)
     keys, entries = _names(problem, mode)
-    tol = NONDET_RTOL.get(problem.dtype, NONDET_RTOL["float64"])
+    tol = policy.repeat_rtol(problem.dtype)
 
     def evaluate(config) -> np.ndarray:
         p = KernelProblem(problem.engine, problem.kernel, config, problem.args)

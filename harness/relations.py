@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import policy
 from .errors import HarnessError
 from .inputs import HostArg
 from .kernel_problem import KernelProblem
@@ -40,10 +41,8 @@ from .layouts import self_overlap
 from .model import ArraySpec, OracleVerdict, WorstEntry
 from .oracles.fd import copy_values, make_cotangent, make_directions
 
-# Relative to the reference derivative's largest entry. The variants compute the same expressions,
-# so what differs is at most the order of sums (atomics, the hierarchical reduction of an Active
-# scalar against per-thread atomics on a buffer): float32 gets room for that, float64 far less.
-RELATION_RTOL = {"float32": 1e-5, "float64": 1e-10}
+# Relative to the reference derivative's largest entry (harness.policy says why these numbers).
+RELATION_RTOL = policy.RELATION_RTOL
 MAX_COMBINATIONS = 64
 
 _DIFF_ARRAY = ("duplicated", "duplicated_no_need", "batch_duplicated")
@@ -146,7 +145,7 @@ def _refused(name: str, what: str, exc: Exception) -> OracleVerdict:
 class _Relations:
     def __init__(self, problem: KernelProblem, mode: str, rng: np.random.Generator, style: str):
         self.p, self.mode, self.style = problem, mode, style
-        self.tol = RELATION_RTOL.get(problem.dtype, RELATION_RTOL["float64"])
+        self.tol = policy.relation_rtol(problem.dtype)
         self.v = make_directions(problem, 1, rng)[0]
         self.w = make_cotangent(problem, rng)
         self.v2 = make_directions(problem, 1, rng)[0]
@@ -393,7 +392,7 @@ def activities_verdict(problem: KernelProblem, mode: str, *, directions: int = 2
             verdicts = run_gradient_oracles(variant, mode, directions=directions, rtol=rtol, atol=atol, dot=False,
                                             zero_guard=zero_guard, rng=np.random.default_rng(seed + 1000 + n))
             failed = [v for v in verdicts if v.verdict == "fail"]
-            if variant.primal_state_error > (1e-5 if variant.dtype == "float32" else 1e-12):   # as the runner's
+            if variant.primal_state_error > policy.repeat_rtol(variant.dtype):   # as the gradient run's
                 failed.append(OracleVerdict("primal-state", "fail", f"primal arrays differ from a primal launch "
                                             f"(rel err {variant.primal_state_error:.3g})"))
             result = "fail" if failed else "pass"

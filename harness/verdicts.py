@@ -5,9 +5,7 @@ import re
 
 from .errors import UnsupportedError
 from .model import Expectation, JobRecord, OracleVerdict
-
-# An oracle's failure maps to its own state: most GPU AD bugs are silent zeros or races.
-_STATE_OF_ORACLE = {"zero": "ZERO", "nondet": "NONDET"}
+from .policy import BUG_STATES, ORACLE_STATES
 
 
 def observed_state(verdicts: list[OracleVerdict], error: Exception | None) -> tuple[str, str]:
@@ -16,13 +14,10 @@ def observed_state(verdicts: list[OracleVerdict], error: Exception | None) -> tu
     failed = [v for v in verdicts if v.verdict == "fail"]
     if not failed:
         return "PASS", "all oracles hold: " + ", ".join(v.name for v in verdicts if v.verdict == "pass")
-    # A ZERO or NONDET diagnosis outranks a plain mismatch, and NONDET outranks ZERO: a result that
-    # changes from launch to launch makes every finite-difference comparison, the zero guard's too,
-    # meaningless.
-    for name in ("nondet", "zero"):
+    for name, state in ORACLE_STATES.items():      # by rank (harness.policy)
         for v in failed:
             if v.name == name:
-                return _STATE_OF_ORACLE[v.name], f"{v.name}: {v.message}"
+                return state, f"{v.name}: {v.message}"
     return "FAIL", "; ".join(f"{v.name}: {v.message}" for v in failed)
 
 
@@ -59,7 +54,7 @@ def judge(expect: Expectation, verdicts: list[OracleVerdict], error: Exception |
             return "FAIL", f"UnsupportedError message does not match /{expect.match}/: {error}"
         return "UNSUPPORTED", f"refused as expected: {error}"
     if expect.kind == "xfail":
-        if state in ("FAIL", "ZERO", "NONDET", "ERROR"):
+        if state in BUG_STATES:
             if expect.state and state != expect.state:    # the known bug must show as its own state
                 return "FAIL", f"expected the known bug ({expect.reason}) to show as {expect.state}, got {state}: {message}"
             return "XFAIL", f"known bug ({expect.reason}): {message}"

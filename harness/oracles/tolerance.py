@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.model import WorstEntry
+from harness.policy import GRADIENT_RTOL_ATOL
 
 MAX_WORST = 8
 _TINY = np.finfo(np.float64).tiny
@@ -28,12 +29,8 @@ class Tolerance:
     atol: float
 
 
-# DESIGN section 5. float32 rtol 2e-3 is about 1.7e4 float32 epsilons: room for reordered sums and
-# moderate cancellation, while a factor-2, sign or zero error is still 500x over it.
-DEFAULT_TOLERANCES = {
-    "float64": Tolerance(rtol=1e-6, atol=1e-9),
-    "float32": Tolerance(rtol=2e-3, atol=1e-5),
-}
+# Per dtype; the numbers and why they are what they are: harness.policy.GRADIENT_RTOL_ATOL.
+DEFAULT_TOLERANCES = {dtype: Tolerance(rtol, atol) for dtype, (rtol, atol) in GRADIENT_RTOL_ATOL.items()}
 
 
 def default_tolerance(dtype: str | None) -> Tolerance:

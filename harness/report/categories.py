@@ -15,11 +15,12 @@ from pathlib import Path
 import yaml
 
 from harness.model import Outcome
+from harness.policy import QUIET
 
 UNCATEGORIZED = "uncategorized"
 DEFAULT_RULES_PATH = Path(__file__).with_name("categories.yaml")
 # States that say nothing is wrong: they get no category.
-_UNCATEGORIZED_STATES = frozenset({"PASS", "SKIP"})
+_UNCATEGORIZED_STATES = QUIET
 _RULE_KEYS = frozenset({"name", "type", "message", "description"})
 
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from harness.model import Outcome
+from harness.policy import FAILING, FIXED
 
-GOOD_STATES = frozenset({"PASS", "XFAIL"})
-BAD_STATES = frozenset({"FAIL", "ZERO", "NONDET", "ERROR", "XPASS"})
+BAD_STATES = FAILING              # the names the renderer imports
 
 RunKey = tuple[str, str]
 
@@ -100,10 +100,10 @@ def compare(baseline: Iterable[Outcome], current: Iterable[Outcome],
         if before is None:
             result.added.append(change(key, None, after))
             continue
-        was_bad, is_bad = before.state in BAD_STATES, after.state in BAD_STATES
+        was_bad, is_bad = before.state in FAILING, after.state in FAILING
         if is_bad and not was_bad:
             result.new_failures.append(change(key, before, after))
-        elif was_bad and after.state in GOOD_STATES:
+        elif was_bad and after.state in FIXED:
             result.newly_fixed.append(change(key, before, after))
         elif was_bad and is_bad:
             item = change(key, before, after)

@@ -29,12 +29,13 @@ from markupsafe import Markup
 from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
 from harness.report import svg
 from harness.report.categories import CategoryRule, categorize_outcome, load_rules
+from harness.policy import QUIET
 from harness.report.compare import BAD_STATES, Change, Comparison, compare, latest_by_key, run_key
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 _BACKEND_ORDER = ("sim", "ptx", "cuda")
 _PLOT_STATES = BAD_STATES | {"XFAIL"}
-_COMPACT_STATES = frozenset({"PASS", "SKIP"})
+_COMPACT_STATES = QUIET
 _SOURCE_EMBED_LIMIT = 64 * 1024          # bytes of one generated source shown in the page
 _SOURCE_TOTAL_LIMIT = 3 * 1024 * 1024    # bytes of all embedded sources together
 _SOURCE_SUFFIXES = frozenset({".py", ".ptx", ".ll", ".cu", ".txt"})
@@ -303,7 +304,7 @@ class _SourceReader:
         value = str(value)
         if "\n" in value:                               # the record carries the source text itself
             return SourceView(mode, "(inline)", *self._limit(value))
-        embed = self.policy == "all" or (self.policy == "failures" and state not in ("PASS", "SKIP"))
+        embed = self.policy == "all" or (self.policy == "failures" and state not in QUIET)
         if not embed:
             return SourceView(mode, value, None)
         if value not in self.cache:

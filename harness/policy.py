@@ -1,0 +1,93 @@
+"""The harness's policy in one place: what a run's state means and the default tolerances.
+
+Everything that judges or counts runs reads these sets (the runner, the pytest plugin, the
+verdicts, the mutation campaign, the report's comparison with a baseline), so they cannot
+disagree. Everything that compares numbers without a case's own tolerance reads the defaults here.
+This module imports nothing from the harness.
+"""
+from __future__ import annotations
+
+# ----------------------------------------------------------------------------- run states
+
+STATES = ("PASS", "FAIL", "ZERO", "NONDET", "ERROR", "XFAIL", "XPASS", "UNSUPPORTED", "SKIP")
+
+# A green run: pytest passes it (XFAIL and SKIP as pytest's own xfail and skip).
+PASSING = frozenset({"PASS", "XFAIL", "UNSUPPORTED", "SKIP"})
+# A run that needs a reader's attention: pytest fails it (XPASS only when the xfail is strict), the
+# comparison with a baseline counts it as a new failure, the mutation campaign as a catch.
+FAILING = frozenset({"FAIL", "ZERO", "NONDET", "ERROR", "XPASS"})
+# What a known bug (expect: xfail) may show as: a state the oracles or an error produce.
+BUG_STATES = frozenset({"FAIL", "ZERO", "NONDET", "ERROR"})
+# A failing run that turns into one of these in the next run set is "newly fixed".
+FIXED = frozenset({"PASS", "XFAIL"})
+# Runs a report lists compactly (nothing to read but the state).
+QUIET = frozenset({"PASS", "SKIP"})
+
+# A failing oracle maps to its own state: most GPU AD bugs are silent zeros or races. Listed by
+# rank: NONDET outranks ZERO, which outranks a plain FAIL (a result that changes from launch to
+# launch makes every finite-difference comparison, the zero guard's too, meaningless).
+ORACLE_STATES = {"nondet": "NONDET", "zero": "ZERO"}
+
+assert PASSING | FAILING == set(STATES) and not PASSING & FAILING
+
+
+def pytest_result(state: str, strict: bool = True) -> str:
+    """How pytest shows a run: 'passed', 'xfailed', 'skipped' or 'failed'. A non-strict xfail that
+    passes (XPASS) passes."""
+    if state == "XFAIL":
+        return "xfailed"
+    if state == "SKIP":
+        return "skipped"
+    if state in PASSING or (state == "XPASS" and not strict):
+        return "passed"
+    return "failed"
+
+
+def is_new_failure(before: str | None, after: str) -> bool:
+    """A run that fails now and did not before (or did not exist)."""
+    return after in FAILING and (before is None or before not in FAILING)
+
+
+def is_fixed(before: str, after: str) -> bool:
+    return before in FAILING and after in FIXED
+
+
+def catches(base: str, mutant: str) -> bool:
+    """A planted bug is caught by a run it moves from a passing state to a failing one."""
+    return base in PASSING and mutant in FAILING
+
+
+# ----------------------------------------------------------------------------- tolerances
+
+# Gradient oracles (finite differences, the dot test, the zero guard), per dtype: an entry passes when
+# |ad - ref| <= atol + rtol * (|ref| + rms(ref)); DESIGN section 5. float32 rtol 2e-3 is about 1.7e4
+# float32 epsilons: room for reordered sums and moderate cancellation, while a factor-2, sign or zero
+# error is still 500x over it. A case's `check: {fd: {rtol, atol}}` overrides either.
+GRADIENT_RTOL_ATOL = {
+    "float64": (1e-6, 1e-9),
+    "float32": (2e-3, 1e-5),
+}
+# The same computation twice (derivative launches' primal arrays against a primal launch, batch lanes
+# against separate directions, repeated launches): only the order of floating-point sums may differ.
+REPEAT_RTOL = {"float32": 1e-5, "float64": 1e-12}
+# Two activity variants of one derivative: the hierarchical reduction of an Active scalar against
+# per-thread atomics sums in a different order, so float64 gets a little more room than REPEAT_RTOL.
+RELATION_RTOL = {"float32": 1e-5, "float64": 1e-10}
+
+
+def repeat_rtol(dtype: str | None) -> float:
+    return REPEAT_RTOL.get(str(dtype), REPEAT_RTOL["float64"])
+
+
+def relation_rtol(dtype: str | None) -> float:
+    return RELATION_RTOL.get(str(dtype), RELATION_RTOL["float64"])
+
+
+# ----------------------------------------------------------------------------- finite differences
+
+# Random tangent directions the finite-difference oracle checks when the case does not say
+# (`check: {fd: {directions: N}}`); the loader's FDSpec default reads this.
+FD_DIRECTIONS = 2
+# With `check: {fd: false}` the gradient oracles still draw this many directions (for the dot test
+# and the zero guard) until the case format honours the switch (harness.strategies.GradientCheck).
+FD_DIRECTIONS_WITHOUT_FD = 1

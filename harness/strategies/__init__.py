@@ -1,0 +1,30 @@
+"""One strategy per kind of run: what is launched and which oracles judge it.
+
+    compile-only  a tier that cannot launch (ptx): compile every kernel the run needs, check facts
+    nested        a primal run of a kernel that differentiates on the device (check.nested)
+    primal        a primal run: the launch completes
+    gradient      a forward or reverse run: the gradient oracles, activity relations, nondeterminism
+
+The runner builds a RunContext (arguments, engine, launch configuration) and hands it to the
+strategy `strategy_for` picks; it judges the verdicts the strategy returns. To add a kind of run,
+add a module here with a class that has `name` and `verdicts(ctx)`, and pick it in `strategy_for`.
+"""
+from __future__ import annotations
+
+from .base import GradientCheck, RunContext, Strategy
+from .compile_only import CompileOnly
+from .gradient import Gradient
+from .nested import Nested
+from .primal import Primal
+
+
+def strategy_for(run, can_launch: bool) -> Strategy:
+    if not can_launch:
+        return CompileOnly()
+    if run.mode == "primal":
+        return Nested() if run.case.check.nested else Primal()
+    return Gradient()
+
+
+__all__ = ["CompileOnly", "Gradient", "GradientCheck", "Nested", "Primal", "RunContext", "Strategy",
+           "strategy_for"]

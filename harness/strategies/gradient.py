@@ -1,0 +1,96 @@
+"""A forward or reverse run: the gradient oracles (finite differences, dot test, zero guard), the
+primal-state and batch-lane checks, the activity relations and the nondeterminism oracle."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import policy
+from ..inputs import HostArg
+from ..model import ArraySpec, OracleVerdict
+from .base import GradientCheck, RunContext
+
+
+class Gradient:
+    name = "gradient"
+
+    def verdicts(self, ctx: RunContext) -> list[OracleVerdict]:
+        from ..kernel_problem import KernelProblem
+        from ..oracles import run_gradient_oracles
+        case, mode = ctx.case, ctx.mode
+        problem = KernelProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args)
+        check = GradientCheck.from_check(case.check)
+        with ctx.timed("oracles_s"):
+            verdicts = run_gradient_oracles(problem, mode, **check.oracle_kwargs(
+                rng=np.random.default_rng(case.seed + 1), first=chosen_shadows(ctx.args)))
+        own = problem.launches.get(mode)          # not the other mode's, run by the dot test
+        if own is not None:
+            ctx.record_launch(own, mode)
+        verdicts.append(primal_state_verdict(problem))
+        if problem.width > 1:
+            verdicts.append(lane_verdict(problem))
+        verdicts += self._relations(ctx, problem, check)
+        verdicts += self._nondet(ctx, problem)
+        return verdicts
+
+    def _relations(self, ctx: RunContext, problem, check: GradientCheck) -> list[OracleVerdict]:
+        """Issue 5: the activity relations (always, where they apply) and the `activities: all`
+        enumeration (when the case asks); see docs/activities.md."""
+        from ..relations import activities_verdict, relation_verdicts
+        case, out = ctx.case, []
+        with ctx.timed("relations_s"):
+            out += relation_verdicts(problem, ctx.mode, rng=np.random.default_rng(case.seed + 2),
+                                     style=case.launch.style)
+            if case.check.activities == "all":
+                kwargs = check.oracle_kwargs()
+                del kwargs["dot"]
+                out.append(activities_verdict(problem, ctx.mode, seed=case.seed, **kwargs))
+        return out
+
+    def _nondet(self, ctx: RunContext, problem) -> list[OracleVerdict]:
+        from ..nondet import nondet_verdict
+        case = ctx.case
+        with ctx.timed("nondet_s"):
+            nondet = nondet_verdict(problem, ctx.mode, repeat=case.check.repeat, block_sweep=case.check.block_sweep,
+                                    case=case, engine=ctx.engine, args=ctx.args,
+                                    rng=np.random.default_rng(case.seed + 3))
+        if nondet is None:
+            del ctx.outcome.timings["nondet_s"]
+            return []
+        return [nondet]
+
+
+def chosen_shadows(args: list[HostArg]) -> dict | None:
+    """The case's own shadow values (`shadow: {init: ...}`): the first direction or cotangent the
+    gradient oracles check. A batch gives one shadow's worth or all of them; the first is used."""
+    from ..inputs import init_array
+    chosen = {}
+    for a in args:
+        init = (a.spec.shadow or {}).get("init")
+        if init is None:
+            continue
+        shape = tuple(a.value.shape)
+        spec = ArraySpec(shape, "float64", init)
+        try:
+            chosen[a.spec.name] = init_array(spec, np.random.default_rng(0))
+        except ValueError:                    # width x shape values: take the first shadow
+            values = np.asarray(init["values"], dtype=np.float64).reshape((-1,) + shape)
+            chosen[a.spec.name] = values[0]
+    return chosen or None
+
+
+def primal_state_verdict(problem) -> OracleVerdict:
+    err = problem.primal_state_error
+    ok = err <= policy.repeat_rtol(problem.dtype)
+    return OracleVerdict("primal-state", "pass" if ok else "fail",
+                         "derivative launches leave the primal arrays as a primal launch does" if ok else
+                         f"derivative launch left primal arrays differing from a primal launch (rel err {err:.3g})",
+                         metrics={"max_rel_err": err})
+
+
+def lane_verdict(problem) -> OracleVerdict:
+    err = problem.lane_error
+    ok = err <= policy.repeat_rtol(problem.dtype)
+    return OracleVerdict("batch-lanes", "pass" if ok else "fail",
+                         f"{problem.width} shadow lanes agree with separate directions" if ok else
+                         f"batch lanes disagree with lane 0 scaled (rel err {err:.3g})",
+                         metrics={"max_rel_err": err, "width": problem.width})

@@ -1,0 +1,26 @@
+"""A kernel that calls autodiff on the device, checked against finite differences of its own primal."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import OracleVerdict
+from .base import GradientCheck, RunContext
+
+
+class Nested:
+    name = "nested"
+
+    def verdicts(self, ctx: RunContext) -> list[OracleVerdict]:
+        from ..nested_problem import NestedProblem
+        from ..oracles import run_gradient_oracles
+        case = ctx.case
+        nested = case.check.nested
+        pairs = {name: spec["shadow"] for name, spec in nested.get("args", {}).items()}
+        problem = NestedProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args, pairs, nested.get("mode", "reverse"))
+        check = GradientCheck.from_check(case.check)
+        with ctx.timed("oracles_s"):
+            verdicts = run_gradient_oracles(problem, problem.nested_mode,
+                                            **check.oracle_kwargs(dot=False, rng=np.random.default_rng(case.seed + 1)))
+        if problem.last_launch is not None:
+            ctx.record_launch(problem.last_launch, "primal")
+        return [v for v in verdicts if v.verdict != "skip" or v.name != "dot"]

@@ -1,0 +1,20 @@
+"""A primal run: the kernel launches and completes (its values are checked by other runs)."""
+from __future__ import annotations
+
+from ..layouts import device_view
+from ..model import OracleVerdict
+from .base import RunContext
+
+
+class Primal:
+    name = "primal"
+
+    def verdicts(self, ctx: RunContext) -> list[OracleVerdict]:
+        with ctx.timed("run_s"):
+            roots: dict = {}                  # arguments sharing a buffer share it on the device
+            values = [device_view(ctx.backend, a.value, roots) if a.spec.kind == "array" else a.value
+                      for a in ctx.args]
+            result = ctx.engine.launch(ctx.kernel, ctx.config, *values, mode="primal")
+            ctx.backend.synchronize()
+            ctx.outcome.jobs = [j.record() for j in result.jobs]
+        return [OracleVerdict("launch", "pass", "primal launch completed")]
