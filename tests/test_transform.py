@@ -312,13 +312,12 @@ def test_reverse_of_thread_owned_elementwise_kernel_has_no_array_atomics(kernels
     assert text.index(f"{reg} = d_x[i]") < first_store, "all shadow loads are issued before any shadow store"
 
 
-def test_all_threads_reading_x0_accumulate_atomically(kernels, engine, backend, cfg):
+def test_all_threads_reading_x0_accumulate_without_per_thread_atomics(kernels, engine, backend, cfg):
     _, fdef = generated(engine, kernels.read_first, cfg.threads(16, 8), [_dup(backend, 16), _dup(backend, 1)],
                         "reverse")
     adds = atomic_adds(fdef)
-    assert ("d_x", "0") in adds, adds
-    assert [a for a in adds if a[0] == "d_out"] == []
-    assert augmented_to(fdef, "d_x") == []
+    assert [a for a in adds if a[0] in ("d_out", "d_x")] == [], "x[0]'s adjoint goes through the spread slots"
+    assert augmented_to(fdef, "d_x") == ["0"], "added once, by the last block"
 
 
 def test_stencil_atomics_for_x_only(kernels, engine, backend, cfg):
@@ -524,14 +523,36 @@ def _block_guards(fdef):
 
 def test_reads_at_literal_indices_are_reduced_per_block(kernels, engine, backend, cfg):
     """Issue 12: every thread reads x[0]; its adjoint is summed in a register, reduced through
-    the warp and the block, and added with one atomic per block (not one per thread)."""
+    the warp and the block, added by each block to one of SPREAD copies, and the last block (by
+    ticket) adds the copies to d_x[0] and zeroes them."""
     _, fdef = generated(engine, kernels.read_first, cfg.threads(16, 8), [_dup(backend, 16), _dup(backend, 1)],
                         "reverse")
-    guards = _block_guards(fdef)
-    assert len(guards) == 1 and atomic_adds(guards[0]) == [("d_x", "0")]
-    assert atomic_adds(fdef) == [("d_x", "0")], "no per-thread atomic on d_x left in the sweep"
     text = ast.unparse(fdef)
     assert re.search(r"_acc0_0 \+= ", text), text
+    assert atomic_adds(fdef) == [("d_uniform_spread", "0 + _blin % 64"), ("d_uniform_ticket", "0"),
+                                 ("d_uniform_spread", "_c")]
+    assert [a.arg for a in fdef.args.args][-2:] == ["d_uniform_spread", "d_uniform_ticket"]
+    assert "d_uniform_spread[_c] = 0.0" in text and "d_uniform_ticket[0] = 0" in text, "scratch left zeroed"
+
+
+def test_uniform_slots_sum_over_blocks_and_launches(kernels, engine, launching_backend, cfg):
+    """Many blocks, two launches with the same bound scratch: d_x[0] gets every thread's share."""
+    from harness.activity import Duplicated
+    b = launching_backend
+    n = 200
+    out, dout = _array(b, n), b.asarray(np.arange(n, dtype=np.float64))
+    x, dx = _array(b, 1, 2.0), _array(b, 1)
+    bound = engine.bind(kernels.read_first, cfg.threads(n, 32), Duplicated(out, dout), Duplicated(x, dx),
+                        mode="reverse")
+    bound.launch()
+    b.synchronize()
+    first = float(b.to_host(dx)[0])
+    assert first == pytest.approx(sum(i * float(i) for i in range(n)))
+    dout2 = np.arange(n, dtype=np.float64)
+    bound.kernel_args[1][...] = b.asarray(dout2) if not hasattr(bound.kernel_args[1], "copy_to_host") else dout2
+    bound.launch()
+    b.synchronize()
+    assert float(b.to_host(dx)[0]) == pytest.approx(2 * first)
 
 
 def test_read_of_a_written_array_keeps_its_atomic(kernels, engine, backend, cfg):

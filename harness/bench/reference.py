@@ -35,6 +35,45 @@ def block_add(target, index, v):
         cuda.atomic.add(target, index, s)
 
 
+SPREAD = 64
+
+
+@cuda.jit(device=True)
+def block_spread_add(spread, slot, v):
+    """A block's sum of v added to one of SPREAD copies of `slot` (chosen by block id)."""
+    red = cuda.shared.array(32, float64)
+    m = cuda.activemask()
+    t = cuda.threadIdx.x
+    for off in (16, 8, 4, 2, 1):
+        o = cuda.shfl_xor_sync(m, v, off)
+        if (m >> (cuda.laneid ^ off)) & 1:
+            v += o
+    cuda.syncthreads()
+    if cuda.laneid == 0:
+        red[t // 32] = v
+    cuda.syncthreads()
+    if t == 0:
+        s = 0.0
+        for w in range((cuda.blockDim.x + 31) // 32):
+            s += red[w]
+        cuda.atomic.add(spread, slot * SPREAD + cuda.blockIdx.x % SPREAD, s)
+
+
+@cuda.jit(device=True)
+def spread_finish(spread, ticket, target, nslots):
+    """The last block adds each slot's copies to target[slot] and leaves the scratch zeroed."""
+    if cuda.threadIdx.x == 0:
+        cuda.threadfence()
+        if cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1:
+            for k in range(nslots):
+                s = 0.0
+                for c in range(k * SPREAD, (k + 1) * SPREAD):
+                    s += cuda.atomic.add(spread, c, 0.0)
+                    spread[c] = 0.0
+                target[k] += s
+            ticket[0] = 0
+
+
 # ---------------------------------------------------------------- axpy: out = a x + y
 def axpy_forward(out, dout, a, x, dx, y, dy):
     i = cuda.grid(1)
@@ -123,7 +162,7 @@ def horner_dup_forward(out, dout, x, dx, c, dc):
                    + dc[0] + t * (dc[1] + t * (dc[2] + t * dc[3])))
 
 
-def horner_dup_reverse(out, dout, x, dx, c, dc):
+def horner_dup_reverse(out, dout, x, dx, c, dc, spread, ticket):
     i = cuda.grid(1)
     g = 0.0
     t = 0.0
@@ -132,10 +171,11 @@ def horner_dup_reverse(out, dout, x, dx, c, dc):
         out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
         dout[i] = 0
         dx[i] = gx + g * (c[1] + t * (2.0 * c[2] + 3.0 * t * c[3]))
-    block_add(dc, 0, g)
-    block_add(dc, 1, g * t)
-    block_add(dc, 2, g * t * t)
-    block_add(dc, 3, g * t * t * t)
+    block_spread_add(spread, 0, g)
+    block_spread_add(spread, 1, g * t)
+    block_spread_add(spread, 2, g * t * t)
+    block_spread_add(spread, 3, g * t * t * t)
+    spread_finish(spread, ticket, dc, 4)
 
 
 # ---------------------------------------------------------------- Horner with a runtime degree (tape)
@@ -204,7 +244,7 @@ def conv3_gather(out, dout, x, dx, w, d):
         dx[l] = s
 
 
-def conv3_dup_reverse(out, dout, x, dx, w, dw, d):
+def conv3_dup_reverse(out, dout, x, dx, w, dw, d, spread, ticket):
     l = cuda.grid(1)
     n = x.shape[0]
     g0 = 0.0
@@ -219,9 +259,10 @@ def conv3_dup_reverse(out, dout, x, dx, w, dw, d):
         cuda.atomic.add(dx, l, w[1] * g)
         cuda.atomic.add(dx, l + d, w[2] * g)
         g0, g1, g2 = g * a, g * b, g * c
-    block_add(dw, 0, g0)
-    block_add(dw, 1, g1)
-    block_add(dw, 2, g2)
+    block_spread_add(spread, 0, g0)
+    block_spread_add(spread, 1, g1)
+    block_spread_add(spread, 2, g2)
+    spread_finish(spread, ticket, dw, 3)
 
 
 # ---------------------------------------------------------------- Active scalar: out = alpha x

@@ -148,6 +148,8 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, Un
                 out += [self.d(p.name, j) for j in self.lanes()]
         if mode == "reverse" and self.active_scalars():
             out.append(self.prefix + "active_out")
+        if mode == "reverse" and self.uniform:
+            out += [self.prefix + "uniform_spread", self.prefix + "uniform_ticket"]
         if mode == "reverse" and self.has_loops:
             out.append(self.prefix + "tape_overflow")
         if mode in ("forward", "reverse"):

@@ -6,10 +6,18 @@ takes 0.41 ms). Instead each thread sums its contributions to such a slot in a r
 end of the kernel reduces the registers through the warp and the block and adds one value per block,
 as for Active scalars. Exact only when nothing else touches the shadow during the launch, so a slot
 is taken only for an array the kernel never writes; its index must be literal integers.
+
+One atomic per block still serialises at scale (2^18 blocks on one address cost about 0.3 ms on an
+H200), so each block adds into one of SPREAD copies of its slot (chosen by block id), and the last
+block to finish (a ticket counter after a fence) sums the copies into the shadow and zeroes them,
+leaving the scratch buffers ready for the next launch.
 """
 from __future__ import annotations
 
+from .analysis import DIFFERENTIABLE
 from .ir import Assign, Atomic, Lit, Load, Store, walk
+
+SPREAD = 64     # copies of each slot that the blocks' sums are spread over
 
 
 def uniform_slots(ir, diff_arrays: set[str], owned: frozenset) -> dict[tuple, int]:
@@ -28,6 +36,13 @@ def uniform_slots(ir, diff_arrays: set[str], owned: frozenset) -> dict[tuple, in
     return slots
 
 
+def slot_count(ir, activity: dict, owned: frozenset, width: int) -> int:
+    """Scratch slots a reverse kernel needs (the launcher allocates SPREAD doubles per slot)."""
+    diff = {p.name for p in list(ir.params) + list(ir.local_arrays)
+            if p.kind != "scalar" and activity.get(p.name) in DIFFERENTIABLE}
+    return len(uniform_slots(ir, diff, owned)) * width
+
+
 class UniformEmitter:
     """A mixin of `codegen.Emitter`: register accumulators for `uniform_slots`."""
 
@@ -42,10 +57,24 @@ class UniformEmitter:
                 self.line(f"_acc{k}_{j} = float64(0.0)")
 
     def slot_targets(self) -> list[tuple[str, str, str]]:
-        """(register, shadow, index text) per slot and lane, for the block reduction."""
-        out = []
+        """(register, spread buffer, index text) per slot and lane, for the block reduction."""
+        spread = self.prefix + "uniform_spread"
+        return [(f"_acc{k}_{j}", spread, f"{(k * self.sig.width + j) * SPREAD} + _blin % {SPREAD}")
+                for k in range(len(self.uniform)) for j in self.lanes()]
+
+    def slot_finish(self):
+        """The last block to finish adds each slot's spread copies to its shadow element."""
+        spread, ticket = self.prefix + "uniform_spread", self.prefix + "uniform_ticket"
+        self.line("if _tlin == 0:   # the last block sums the spread copies into the shadows")
+        self.line("    cuda.threadfence()")
+        self.line(f"    if cuda.atomic.add({ticket}, 0, 1) == _nblocks - 1:")
         for (array, index), k in self.uniform.items():
             idx = str(index[0]) if len(index) == 1 else "(" + ", ".join(map(str, index)) + ")"
             for j in self.lanes():
-                out.append((f"_acc{k}_{j}", self.d(array, j), idx))
-        return out
+                base = (k * self.sig.width + j) * SPREAD
+                self.line("        _s = float64(0.0)")
+                self.line(f"        for _c in range({base}, {base + SPREAD}):")
+                self.line(f"            _s += cuda.atomic.add({spread}, _c, 0.0)")
+                self.line(f"            {spread}[_c] = 0.0")
+                self.line(f"        {self.d(array, j)}[{idx}] += _s")
+        self.line(f"        {ticket}[0] = 0")

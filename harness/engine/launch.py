@@ -20,6 +20,7 @@ from .analysis import (LaunchShape, check_const_arrays, check_cross_thread_war, 
                        owned_arrays, varied_values)
 from .cache import load_function, write_module
 from .codegen import Signature, describe, function_text, generate, module_text
+from .emit_uniform import SPREAD, slot_count
 from .nested import check_inherits, host_config, nested_function, record_inlined_calls, uses_autodiff
 from .frontend import parse_kernel, python_function
 from .ir import Assign, Load, Loop, Param, walk
@@ -82,6 +83,7 @@ class Plan:
     active_names: tuple[str, ...] = ()
     ptx: str | None = None
     tape_overflow: bool = False       # the kernel reports loops that outran the tape
+    uniform_slots: int = 0            # scratch slots of uniform-index adjoints (emit_uniform.py)
     extrema: tuple = ()               # arrays of atomic max/min statements, in program order
     extremum_passes: tuple = ()       # the two kernels that find their winners
 
@@ -243,6 +245,9 @@ class Engine:
         from numba import types as nt
         if mode == "reverse" and actives:
             types.append(nt.Array(nt.float64, 1, "C"))
+        slots = slot_count(ir, activity, sig.owned, width) if mode == "reverse" else 0
+        if slots:
+            types += [nt.Array(nt.float64, 1, "C"), nt.Array(nt.int32, 1, "C")]
         overflow = mode == "reverse" and any(isinstance(s, Loop) for s in walk(ir.body))
         if overflow:
             types.append(nt.Array(nt.int32, 1, "C"))
@@ -260,7 +265,7 @@ class Engine:
             types += [x for _, t in scratch for x in t]
         compiled = self.backend.compile(gen_fn, tuple(types), target)
         return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives),
-                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow,
+                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow, uniform_slots=slots,
                     extrema=tuple(a for a, _ in scratch), extremum_passes=passes)
 
     def _build_nested(self, src, infos, params, config, job, key) -> Plan:
@@ -323,6 +328,8 @@ class Engine:
             width = max(i.width for i in infos)
             active_out = self.backend.zeros(len(plan.active_names) * width, np.float64)
             out.append(active_out)
+        if mode == "reverse" and plan.uniform_slots:     # zeroed here, left zeroed by the kernel
+            out += [self.backend.zeros(plan.uniform_slots * SPREAD, np.float64), self.backend.zeros(1, np.int32)]
         return out, active_out
 
 
