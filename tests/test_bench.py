@@ -19,9 +19,7 @@ def _copy(backend, values):
 
 @pytest.mark.parametrize("bench, mode, label", CASES, ids=[f"{b.name}-{m}-{label}" for b, m, label in CASES])
 def test_hand_written_kernel_matches_generated(launching_backend, engine, bench, mode, label):
-    from numba import cuda
-
-    from harness.bench import reference
+    from harness.bench.suite import hand_launcher
     from harness.engine.launch import LaunchConfig
     from harness.inputs import load_function
 
@@ -36,8 +34,7 @@ def test_hand_written_kernel_matches_generated(launching_backend, engine, bench,
     gen = engine.bind(kernel, config, *bench.wrapped(gen_vals, mode), mode=mode)
     gen.launch()
     hand_bound = engine.bind(kernel, config, *bench.wrapped(hand_vals, mode), mode=mode)
-    hand = cuda.jit(getattr(reference, bench.hand[mode][label]))
-    hand[config.grid, config.block](*hand_bound.kernel_args)
+    hand_launcher(bench.hand[mode][label], config)(hand_bound.kernel_args)
     backend.synchronize()
     for name, (v, s) in gen_vals.items():
         hv, hs = hand_vals[name]

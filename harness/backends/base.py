@@ -50,6 +50,11 @@ class Backend:
     def launch(self, compiled, grid: tuple, block: tuple, args: list) -> None:
         raise NotImplementedError
 
+    def prepare_launch(self, compiled, grid: tuple, block: tuple, args: list):
+        """A callable that enqueues this launch again and again with the same arguments (a backend
+        may pack the arguments once here; the default just launches)."""
+        return lambda: self.launch(compiled, grid, block, args)
+
     def synchronize(self) -> None:
         pass
 

@@ -50,6 +50,32 @@ class CudaBackend(Backend):
         plain = [a.item() if isinstance(a, np.generic) else a for a in args]
         compiled[grid, block](*plain)
 
+    def prepare_launch(self, compiled, grid, block, args):
+        """Pack the kernel's arguments once, as numba's launch does on every call, and keep the
+        driver-level launch: a bound launch then costs the driver call, not numba's dispatch
+        (about 47 us of host time per launch on an H200's host). Uses numba-cuda internals, so
+        anything unexpected falls back to the plain launch."""
+        try:
+            from numba.cuda._compat import CUDA_CORE_GE_1_0
+            from numba.cuda.cudadrv import driver
+            from numba.cuda.dispatcher import LaunchConfig as CoreConfig
+            from numba.cuda.dispatcher import launch as core_launch
+            (kern,) = compiled.overloads.values()
+            if kern.debug or kern.cooperative:
+                raise NotImplementedError("debug and cooperative kernels take numba's own launch")
+            packed, retr = [], []
+            for ty, value in zip(kern.argument_types, [a.item() if isinstance(a, np.generic) else a for a in args]):
+                kern._prepare_args(ty, value, 0, retr, packed)
+            if retr:
+                raise NotImplementedError("host arrays need numba's copy-back")
+            coop = {"is_cooperative": False} if CUDA_CORE_GE_1_0 else {"cooperative_launch": False}
+            config = CoreConfig(grid=tuple(grid), block=tuple(block), shmem_size=0, **coop)
+            function = kern._codelibrary.get_cufunc().kernel
+            stream = driver._to_core_stream(0)
+        except Exception:                     # noqa: BLE001 - the portable path always works
+            return super().prepare_launch(compiled, grid, block, args)
+        return lambda: core_launch(stream, config, function, *packed)
+
     def synchronize(self):
         self.cp.cuda.runtime.deviceSynchronize()
 

@@ -60,18 +60,22 @@ def block_spread_add(spread, slot, v):
 
 
 @cuda.jit(device=True)
-def spread_finish(spread, ticket, target, nslots):
-    """The last block adds each slot's copies to target[slot] and leaves the scratch zeroed."""
-    if cuda.threadIdx.x == 0:
-        cuda.threadfence()
-        if cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1:
-            for k in range(nslots):
-                s = 0.0
-                for c in range(k * SPREAD, (k + 1) * SPREAD):
-                    s += cuda.atomic.add(spread, c, 0.0)
-                    spread[c] = 0.0
-                target[k] += s
-            ticket[0] = 0
+def spread_finish(spread, nslots, target):
+    """One thread: add each slot's copies to target[slot] and leave the scratch zeroed."""
+    for k in range(nslots):
+        s = 0.0
+        for c in range(k * SPREAD, (k + 1) * SPREAD):
+            s += spread[c]
+            spread[c] = 0.0
+        target[k] += s
+
+
+def horner_dup_finish(out, dout, x, dx, c, dc, spread):
+    spread_finish(spread, 4, dc)
+
+
+def conv3_dup_finish(out, dout, x, dx, w, dw, d, spread):
+    spread_finish(spread, 3, dw)
 
 
 # ---------------------------------------------------------------- axpy: out = a x + y
@@ -162,7 +166,7 @@ def horner_dup_forward(out, dout, x, dx, c, dc):
                    + dc[0] + t * (dc[1] + t * (dc[2] + t * dc[3])))
 
 
-def horner_dup_reverse(out, dout, x, dx, c, dc, spread, ticket):
+def horner_dup_reverse(out, dout, x, dx, c, dc, spread):
     i = cuda.grid(1)
     g = 0.0
     t = 0.0
@@ -175,7 +179,6 @@ def horner_dup_reverse(out, dout, x, dx, c, dc, spread, ticket):
     block_spread_add(spread, 1, g * t)
     block_spread_add(spread, 2, g * t * t)
     block_spread_add(spread, 3, g * t * t * t)
-    spread_finish(spread, ticket, dc, 4)
 
 
 # ---------------------------------------------------------------- Horner with a runtime degree (tape)
@@ -244,7 +247,7 @@ def conv3_gather(out, dout, x, dx, w, d):
         dx[l] = s
 
 
-def conv3_dup_reverse(out, dout, x, dx, w, dw, d, spread, ticket):
+def conv3_dup_reverse(out, dout, x, dx, w, dw, d, spread):
     l = cuda.grid(1)
     n = x.shape[0]
     g0 = 0.0
@@ -262,7 +265,6 @@ def conv3_dup_reverse(out, dout, x, dx, w, dw, d, spread, ticket):
     block_spread_add(spread, 0, g0)
     block_spread_add(spread, 1, g1)
     block_spread_add(spread, 2, g2)
-    spread_finish(spread, ticket, dw, 3)
 
 
 # ---------------------------------------------------------------- Active scalar: out = alpha x

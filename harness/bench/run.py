@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .suite import Bench
+from .suite import Bench, hand_launcher
 from .timing import event_time, host_overhead, wall_time
 
 MODES = ("forward", "reverse")
@@ -38,12 +38,10 @@ def _jax_times(bench: Bench, host_values: dict, repeats: int) -> dict:
 
 def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with_jax: bool) -> dict:
     import cupy as cp
-    from numba import cuda
 
     from ..backends import get_backend
     from ..engine.launch import Engine, LaunchConfig
     from ..inputs import load_function
-    from . import reference
 
     backend = get_backend("cuda")
     engine = Engine(backend)
@@ -74,8 +72,8 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
                  "fraction_of_copy": b.streams(mode) * 4 * n / gen / copy_bps,
                  "over_primal": gen / (row["primal_ms"] / 1e3)}
             for label, fname in b.hand.get(mode, {}).items():
-                hk = cuda.jit(getattr(reference, fname))
-                t = event_time(lambda: hk[config.grid, config.block](*bound.kernel_args), repeats)
+                hand = hand_launcher(fname, config)
+                t = event_time(lambda: hand(bound.kernel_args), repeats)
                 m[f"{label}_ms"] = t * 1e3
                 m[f"generated_over_{label}"] = gen / t
             if mode in jax_t:

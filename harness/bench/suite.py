@@ -18,7 +18,7 @@ class Bench:
     name: str
     kernel: str                           # kernels/file.py:function
     args: tuple[tuple[str, str, str], ...]   # (name, kind: n | small:K | int:V | scalar:V, activity)
-    hand: dict = field(default_factory=dict)     # mode -> {label: reference kernel name}
+    hand: dict = field(default_factory=dict)     # mode -> {label: kernel name, or (kernel, one-thread finish)}
     jax: str | None = None                # function name in jaxref.py
     block: int = 256
     note: str = ""
@@ -85,7 +85,7 @@ BENCHES = (
           {"forward": {"hand": "horner_forward"}, "reverse": {"hand": "horner_reverse"}}, jax="horner"),
     Bench("horner_c_duplicated", "kernels/elementwise.py:polynomial",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("c", "small:4", "duplicated")),
-          {"forward": {"hand": "horner_dup_forward"}, "reverse": {"hand": "horner_dup_reverse"}}, jax="horner_dup"),
+          {"forward": {"hand": "horner_dup_forward"}, "reverse": {"hand": ("horner_dup_reverse", "horner_dup_finish")}}, jax="horner_dup"),
     Bench("horner_dynamic_deg8", "kernels/elementwise.py:horner_dynamic",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("c", "small:8", "const"), ("n", "int:8", "const")),
           {"forward": {"hand": "horner_dynamic_forward"}, "reverse": {"hand": "horner_dynamic_reverse"}},
@@ -95,7 +95,7 @@ BENCHES = (
           {"reverse": {"hand": "conv3_reverse", "hand_gather": "conv3_gather"}}, jax="conv3"),
     Bench("conv3_w_duplicated", "kernels/stencils.py:conv3",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("w", "small:3", "duplicated"), ("d", "int:1", "const")),
-          {"reverse": {"hand": "conv3_dup_reverse"}}, jax="conv3_dup"),
+          {"reverse": {"hand": ("conv3_dup_reverse", "conv3_dup_finish")}}, jax="conv3_dup"),
     Bench("active_scalar", "kernels/elementwise.py:scale",
           (("out", "n", "duplicated"), ("alpha", "scalar:2.5", "active"), ("x", "n", "duplicated")),
           {"reverse": {"hand": "scale_reverse", "hand_atomic_per_thread": "scale_reverse_atomic_per_thread"}},
@@ -104,6 +104,21 @@ BENCHES = (
           (("out", "small:1", "duplicated"), ("x", "n", "duplicated")),
           {"reverse": {"hand": "block_sum_reverse"}}, jax="block_sum", block=64),
 )
+
+
+def hand_launcher(fname, config):
+    """A callable launching the hand-written kernel(s) named by a `hand` entry on given arguments."""
+    from numba import cuda
+
+    from . import reference
+    names = (fname,) if isinstance(fname, str) else fname
+    kernels = [cuda.jit(getattr(reference, n)) for n in names]
+
+    def go(args):
+        kernels[0][config.grid, config.block](*args)
+        for k in kernels[1:]:
+            k[(1,), (1,)](*args)
+    return go
 
 
 def by_name(names: list[str] | None) -> list[Bench]:

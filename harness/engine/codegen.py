@@ -149,7 +149,7 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, Un
         if mode == "reverse" and self.active_scalars():
             out.append(self.prefix + "active_out")
         if mode == "reverse" and self.uniform:
-            out += [self.prefix + "uniform_spread", self.prefix + "uniform_ticket"]
+            out.append(self.prefix + "uniform_spread")
         if mode == "reverse" and self.has_loops:
             out.append(self.prefix + "tape_overflow")
         if mode in ("forward", "reverse"):
@@ -381,7 +381,10 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
         params = [p for p in params if p != em.prefix + "active_out"]
     body = "\n".join(em.lines) or "    pass"
     deco = "@cuda.jit(device=True)\n" if device else ""
-    return fname, f"{deco}def {fname}({', '.join(params)}):\n{body}\n"
+    text = f"{deco}def {fname}({', '.join(params)}):\n{body}\n"
+    if em.uniform:                        # the kernel launched after it (emit_uniform.py)
+        text += "\n\n" + em.finish_text(f"{fname}_finish", params)
+    return fname, text
 
 
 def module_text(doc: str, defs: list[str]) -> str:

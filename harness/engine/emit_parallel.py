@@ -83,7 +83,6 @@ class ParallelEmitter:
         self.line("_nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z")
         if slots:
             self.line("_blin = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)")
-            self.line("_nblocks = cuda.gridDim.x * cuda.gridDim.y * cuda.gridDim.z")
         for value, target, index in sums:
             self.line(f"_v = {value}")
             for off in (16, 8, 4, 2, 1):
@@ -99,5 +98,3 @@ class ParallelEmitter:
             self.line("    for _w in range((_nthreads + 31) // 32):")
             self.line("        _s += _red[_w]")
             self.line(f"    cuda.atomic.add({target}, {index}, _s)")
-        if slots:
-            self.slot_finish()

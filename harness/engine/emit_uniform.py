@@ -8,9 +8,9 @@ as for Active scalars. Exact only when nothing else touches the shadow during th
 is taken only for an array the kernel never writes; its index must be literal integers.
 
 One atomic per block still serialises at scale (2^18 blocks on one address cost about 0.3 ms on an
-H200), so each block adds into one of SPREAD copies of its slot (chosen by block id), and the last
-block to finish (a ticket counter after a fence) sums the copies into the shadow and zeroes them,
-leaving the scratch buffers ready for the next launch.
+H200), so each block adds into one of SPREAD copies of its slot (chosen by block id), and a second,
+one-thread kernel (`<kernel>__reverse_finish`, same parameters) adds the copies to the shadow and
+zeroes them: the kernel boundary orders every block's atomics before the sum is read.
 """
 from __future__ import annotations
 
@@ -62,19 +62,18 @@ class UniformEmitter:
         return [(f"_acc{k}_{j}", spread, f"{(k * self.sig.width + j) * SPREAD} + _blin % {SPREAD}")
                 for k in range(len(self.uniform)) for j in self.lanes()]
 
-    def slot_finish(self):
-        """The last block to finish adds each slot's spread copies to its shadow element."""
-        spread, ticket = self.prefix + "uniform_spread", self.prefix + "uniform_ticket"
-        self.line("if _tlin == 0:   # the last block sums the spread copies into the shadows")
-        self.line("    cuda.threadfence()")
-        self.line(f"    if cuda.atomic.add({ticket}, 0, 1) == _nblocks - 1:")
+    def finish_text(self, fname: str, params: list[str]) -> str:
+        """The one-thread kernel that folds each slot's copies into its shadow element."""
+        spread = self.prefix + "uniform_spread"
+        lines = [f"def {fname}({', '.join(params)}):",
+                 "    # uniform-index adjoints: add each slot's spread copies to the shadow, zero them"]
         for (array, index), k in self.uniform.items():
             idx = str(index[0]) if len(index) == 1 else "(" + ", ".join(map(str, index)) + ")"
             for j in self.lanes():
                 base = (k * self.sig.width + j) * SPREAD
-                self.line("        _s = float64(0.0)")
-                self.line(f"        for _c in range({base}, {base + SPREAD}):")
-                self.line(f"            _s += cuda.atomic.add({spread}, _c, 0.0)")
-                self.line(f"            {spread}[_c] = 0.0")
-                self.line(f"        {self.d(array, j)}[{idx}] += _s")
-        self.line(f"        {ticket}[0] = 0")
+                lines += ["    _s = float64(0.0)",
+                          f"    for _c in range({base}, {base + SPREAD}):",
+                          f"        _s += {spread}[_c]",
+                          f"        {spread}[_c] = 0.0",
+                          f"    {self.d(array, j)}[{idx}] += _s"]
+        return "\n".join(lines) + "\n"

@@ -84,6 +84,7 @@ class Plan:
     ptx: str | None = None
     tape_overflow: bool = False       # the kernel reports loops that outran the tape
     uniform_slots: int = 0            # scratch slots of uniform-index adjoints (emit_uniform.py)
+    finish: Any = None                # the one-thread kernel that folds them into the shadows
     extrema: tuple = ()               # arrays of atomic max/min statements, in program order
     extremum_passes: tuple = ()       # the two kernels that find their winners
 
@@ -107,9 +108,16 @@ class BoundLaunch:
     kernel_args: list
     active_out: Any = None
 
+    def __post_init__(self):
+        grid, block, args = self.config.grid, self.config.block, self.kernel_args
+        self._steps = [self.backend.prepare_launch(self.plan.compiled, grid, block, args)]
+        if self.plan.finish is not None:      # uniform-index adjoints folded into their shadows
+            self._steps.append(self.backend.prepare_launch(self.plan.finish, (1,), (1,), args))
+
     def launch(self) -> None:
         """Enqueue one launch; no synchronisation, no result copied back."""
-        self.backend.launch(self.plan.compiled, self.config.grid, self.config.block, self.kernel_args)
+        for step in self._steps:
+            step()
 
 
 def _numba_type(info: ArgInfo):
@@ -142,6 +150,8 @@ class Engine:
             kernel_args.append(overflow)
         try:
             self.backend.launch(plan.compiled, config.grid, config.block, kernel_args)
+            if plan.finish is not None:       # uniform-index adjoints folded into their shadows
+                self.backend.launch(plan.finish, (1,), (1,), kernel_args)
             self.backend.synchronize()        # a fault surfaces here, attributed to this launch
         except Exception as exc:
             fault = self.backend.fault_of(exc)
@@ -247,7 +257,7 @@ class Engine:
             types.append(nt.Array(nt.float64, 1, "C"))
         slots = slot_count(ir, activity, sig.owned, width) if mode == "reverse" else 0
         if slots:
-            types += [nt.Array(nt.float64, 1, "C"), nt.Array(nt.int32, 1, "C")]
+            types.append(nt.Array(nt.float64, 1, "C"))
         overflow = mode == "reverse" and any(isinstance(s, Loop) for s in walk(ir.body))
         if overflow:
             types.append(nt.Array(nt.int32, 1, "C"))
@@ -264,8 +274,9 @@ class Engine:
                                             ("extrema2", [x for _, t in scratch for x in t])))
             types += [x for _, t in scratch for x in t]
         compiled = self.backend.compile(gen_fn, tuple(types), target)
+        finish = self.backend.compile(load_function(path, f"{fname}_finish"), tuple(types), target) if slots else None
         return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives),
-                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow, uniform_slots=slots,
+                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow, uniform_slots=slots, finish=finish,
                     extrema=tuple(a for a, _ in scratch), extremum_passes=passes)
 
     def _build_nested(self, src, infos, params, config, job, key) -> Plan:
@@ -329,7 +340,7 @@ class Engine:
             active_out = self.backend.zeros(len(plan.active_names) * width, np.float64)
             out.append(active_out)
         if mode == "reverse" and plan.uniform_slots:     # zeroed here, left zeroed by the kernel
-            out += [self.backend.zeros(plan.uniform_slots * SPREAD, np.float64), self.backend.zeros(1, np.int32)]
+            out.append(self.backend.zeros(plan.uniform_slots * SPREAD, np.float64))
         return out, active_out
 
 
