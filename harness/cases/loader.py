@@ -30,10 +30,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from harness.cases.allowed_types import ALLOWED_TYPES, describe_allowed
+from harness.cases.limits import MAX_ELEMENTS, MAX_KERNEL_FILE_BYTES, EventWalk, StructureProblem, read_case_text
+from harness.cases.values import check_document, dtype_problem
+from harness.cases.expand import RECAST_DTYPES
 from harness.errors import CaseError
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
                            LaunchSpec)
@@ -149,12 +152,16 @@ _CaseYAMLLoader.add_constructor("tag:yaml.org,2002:int", _CaseYAMLLoader.constru
 
 
 def _read_yaml(path: Path, source: str) -> _LineDict:
+    text = read_case_text(path, source)                  # a regular file, bounded, UTF-8
+    walk = EventWalk()
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CaseError(f"cannot read the case file: {exc}", file=source) from None
-    try:
+        # First the events, without recursion: depth and expanded size are bounded before any
+        # object is built (the composer and constructor recurse, and aliases multiply).
+        walk.walk(yaml.parse(text, Loader=_CaseYAMLLoader))
         document = yaml.load(text, Loader=_CaseYAMLLoader)   # one document only
+    except StructureProblem as exc:
+        raise CaseError(exc.message, file=source, line=exc.line,
+                        key=_dotted(exc.key_path) or None) from None
     except _KeyProblem as exc:
         raise CaseError(exc.problem, file=source, line=exc.problem_mark.line + 1,
                         key=_dotted(exc.key_path) or None) from None
@@ -164,7 +171,12 @@ def _read_yaml(path: Path, source: str) -> _LineDict:
         if exc.context and exc.problem:
             context_line = f", line {exc.context_mark.line + 1}" if exc.context_mark else ""
             message += f" ({exc.context}{context_line})"
-        raise CaseError(message, file=source, line=mark.line + 1 if mark else None) from None
+        raise CaseError(message, file=source, line=mark.line + 1 if mark else None,
+                        key=_dotted(walk.key_path()) or None) from None
+    except yaml.reader.ReaderError as exc:                # a character YAML does not allow
+        line = text.count("\n", 0, exc.position) + 1
+        raise CaseError(f"invalid YAML: character U+{exc.character:04X} is not allowed in a "
+                        f"YAML file", file=source, line=line) from None
     except yaml.YAMLError as exc:
         raise CaseError(f"YAML error: {exc}", file=source) from None
     if document is None:
@@ -233,9 +245,19 @@ def case_schema() -> dict:
     return json.loads(text)
 
 
+def _is_strict_integer(checker, instance) -> bool:
+    # JSON Schema counts 64.0 as an integer; a case means an int, so `shape: [64.0]` is refused.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_CaseValidator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer))
+
+
 @functools.cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(case_schema())
+    return _CaseValidator(case_schema())
 
 
 def _validate(ctx: _Context, document: dict) -> None:
@@ -404,16 +426,25 @@ def _resolve_function(ctx: _Context, reference: str, path: KeyPath,
         ctx.fail(f"{what} path '{file_part}' is absolute; give it relative to the project root",
                  path)
     relative = posixpath.normpath(file_part)
-    target = (ctx.root / relative).resolve()
-    if relative.startswith("../") or relative == ".." or not target.is_relative_to(ctx.root):
+    try:
+        target = (ctx.root / relative).resolve()
+        inside = target.is_relative_to(ctx.root)
+        is_file = inside and target.is_file()             # a FIFO or device is not a file
+    except (OSError, ValueError, RuntimeError) as exc:    # too long, a symlink loop, ...
+        ctx.fail(f"cannot resolve {what} path '{file_part}': {exc}", path)
+    if relative.startswith("../") or relative == ".." or not inside:
         ctx.fail(f"{what} path '{file_part}' resolves outside the project root", path)
-    if not target.is_file():
+    if not is_file:
         ctx.fail(f"{what} file '{relative}' does not exist", path)
     try:
         stat = target.stat()
+        if stat.st_size > MAX_KERNEL_FILE_BYTES:
+            ctx.fail(f"{what} file '{relative}' is larger than {MAX_KERNEL_FILE_BYTES} bytes", path)
         functions = _top_level_functions(str(target), stat.st_mtime_ns, stat.st_size)
     except SyntaxError as exc:
         ctx.fail(f"{what} file '{relative}' does not parse (line {exc.lineno}: {exc.msg})", path)
+    except (RecursionError, MemoryError):
+        ctx.fail(f"{what} file '{relative}' is nested too deeply to parse", path)
     except (OSError, ValueError) as exc:
         ctx.fail(f"cannot read {what} file '{relative}': {exc}", path)
     if name not in functions:
@@ -508,6 +539,11 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
         shapes = [array.shape] + ([(width,) + array.shape] if width else [])
         shadow = {"init": _build_init(ctx, raw["shadow"]["init"], shapes,
                                       path + ("shadow", "init"))}
+        if isinstance(shadow["init"], dict) and "values" in shadow["init"]:
+            problem = _values_range_problem(shadow["init"]["values"],
+                                            _run_dtypes(ctx, array.dtype))
+            if problem:
+                ctx.fail(problem, path + ("shadow", "init", "values"))
 
     return ArgSpec(name=name, kind=kind, activity=activity, array=array, value=value, dtype=dtype,
                    width=width, shadow=shadow, line=_line_of(ctx.document, path))
@@ -564,14 +600,37 @@ def _scalar_value(ctx: _Context, raw: dict, path: KeyPath) -> tuple[Any, str]:
     value = raw["value"]
     default = "bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float64"
     dtype = raw.get("dtype", default)
-    if dtype == "bool" and not isinstance(value, bool):
-        ctx.fail(f"a bool scalar takes true or false (got {value!r})", path + ("value",))
-    if dtype in INTEGER_DTYPES:
-        if isinstance(value, float) and not value.is_integer():
-            ctx.fail(f"{dtype} scalar cannot hold {value!r}", path + ("value",))
-        if dtype.startswith("uint") and value < 0:
-            ctx.fail(f"{dtype} scalar cannot hold a negative value ({value!r})", path + ("value",))
+    for run_dtype in _run_dtypes(ctx, dtype):
+        problem = dtype_problem(value, run_dtype)
+        if problem:
+            ctx.fail(f"a {run_dtype} scalar cannot hold this value: {problem}", path + ("value",))
     return value, dtype
+
+
+def _run_dtypes(ctx: _Context, declared: str) -> tuple[str, ...]:
+    """The dtypes a value declared as `declared` is used at: a float one is recast to each of the
+    case's `dtypes` (see harness/cases/expand.py), anything else keeps its own."""
+    dtypes = ctx.document.get("dtypes")
+    if dtypes and declared in RECAST_DTYPES:
+        return tuple(dtypes)
+    return (declared,)
+
+
+def _values_range_problem(values: Any, dtypes: tuple[str, ...]) -> str:
+    """'' when every number of explicit array `values` fits each dtype the array is used at."""
+    stack = [values]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+            continue
+        for dtype in dtypes:
+            if dtype == "bool":
+                continue                                    # any number: nonzero is true
+            problem = dtype_problem(item, dtype)
+            if problem:
+                return f"a value does not fit the array's dtype: {problem}"
+    return ""
 
 
 def _build_array(ctx: _Context, raw: dict, path: KeyPath) -> ArraySpec:
@@ -580,6 +639,10 @@ def _build_array(ctx: _Context, raw: dict, path: KeyPath) -> ArraySpec:
     # A broadcast view repeats a smaller stored array; explicit values can only describe that.
     stored = layout["broadcast"] if layout and "broadcast" in layout else shape
     init = _build_init(ctx, raw.get("init", "zeros"), [stored], path + ("init",))
+    if isinstance(init, dict) and "values" in init:
+        problem = _values_range_problem(init["values"], _run_dtypes(ctx, raw["dtype"]))
+        if problem:
+            ctx.fail(problem, path + ("init", "values"))
     return ArraySpec(shape=shape, dtype=raw["dtype"], init=init, layout=layout)
 
 
@@ -724,6 +787,34 @@ def _build_expect(ctx: _Context, raw: Any) -> Expectation:
     return Expectation(kind="unsupported", match=match)
 
 
+def _array_elements(arg: ArgSpec) -> int:
+    """Elements the harness allocates for one argument: its storage (a strided or offset view
+    needs more than its shape, a broadcast one less) and one shape-sized shadow per direction."""
+    if arg.array is None or arg.alias is not None:
+        return 0                                            # an alias shares its target's memory
+    shape, layout = arg.array.shape, arg.array.layout or {}
+    elements = math.prod(shape)
+    storage = elements
+    if "strides" in layout and elements:
+        storage = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, layout["strides"]))
+    elif "broadcast" in layout:
+        storage = math.prod(layout["broadcast"])
+    elif "offset" in layout:
+        storage = elements + layout["offset"]
+    shadows = (arg.width or 0) if arg.activity == "batch_duplicated" else \
+        1 if arg.activity in DIFFERENTIABLE_ARRAY_ACTIVITIES else 0
+    return storage + shadows * elements
+
+
+def _check_elements(ctx: _Context, args: tuple[ArgSpec, ...]) -> None:
+    total = 0
+    for arg in args:
+        total += _array_elements(arg)
+        if total > MAX_ELEMENTS:
+            ctx.fail(f"the case's arrays need more than {MAX_ELEMENTS} elements (with shadows "
+                     f"and layouts); a regression case stays small", ("args", arg.name))
+
+
 def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
                 variant_names: tuple[str, ...] = ()) -> Case:
     doc = ctx.document
@@ -734,6 +825,7 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
     else:
         _check_arg_names(ctx, doc["args"], kernel, params)
     args = _resolve_aliases(ctx, tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items()))
+    _check_elements(ctx, args)
     return Case(
         id=doc["id"], source=ctx.source, kernel=kernel, args=args,
         title=doc.get("title", ""), description=doc.get("description", ""),
@@ -781,6 +873,7 @@ def load_case_file(path: str | os.PathLike, root: str | os.PathLike,
     source = _project_relative(path, root)
     document = _read_yaml(path, source)
     ctx = _Context(root=root, source=source, document=document)
+    check_document(document, ctx.fail)                   # text, numbers: whatever the key
     _validate(ctx, document)
     if seen_ids is not None and seen_ids.get(document["id"], source) != source:
         ctx.fail(f"case id '{document['id']}' is already used by {seen_ids[document['id']]}; "
