@@ -65,7 +65,7 @@ def test_a_malformed_file_is_one_error_item_and_the_others_run(project):
     assert proc.returncode == 1, out
     assert "Interrupted" not in out and "error during collection" not in out
     assert "2 passed" in out and "1 failed" in out, out
-    assert "cases/bad.yaml:4: invalid YAML" in out         # the loader's message, with its line
+    assert "cases/bad.yaml:4: key 'args[2]': invalid YAML" in out        # the loader's message, with its line
     states = {r["run_id"]: r["state"] for r in records}
     assert states == {"cases/good.yaml::forward": "PASS", "cases/good.yaml::reverse": "PASS",
                       "cases/bad.yaml::load": "ERROR"}
