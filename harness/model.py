@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .core.records import MODES, JobRecord  # noqa: F401 (shared with the engine)
 from .policy import FD_DIRECTIONS, STATES  # noqa: F401 (STATES: its home is the policy)
 
 ACTIVITIES = ("const", "duplicated", "duplicated_no_need", "active", "batch_duplicated")
-MODES = ("primal", "forward", "reverse")
 FLOAT_DTYPES = ("float32", "float64")
 
 
@@ -152,19 +152,6 @@ class OracleVerdict:
     message: str = ""
     metrics: dict = field(default_factory=dict)
     worst: list[WorstEntry] = field(default_factory=list)
-
-
-@dataclass
-class JobRecord:
-    id: int
-    function: str
-    mode: str                       # primal | forward | reverse
-    target: str                     # cuda | sim | host
-    config: dict = field(default_factory=dict)
-    parent: int | None = None
-    parent_function: str | None = None
-    kernel: bool = True
-    source: str | None = None       # path of the generated source, if any
 
 
 @dataclass

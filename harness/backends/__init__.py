@@ -78,3 +78,12 @@ def get_backend(name: str | None = None):
         from .cuda import CudaBackend
         _current = CudaBackend()
     return _current
+
+
+def _register_default() -> None:
+    """The engine's default backend (an Engine made without one) is this process-wide backend."""
+    from ..core.target import set_default_backend
+    set_default_backend(get_backend)
+
+
+_register_default()

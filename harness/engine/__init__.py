@@ -1,5 +1,5 @@
 """The bundled AD engine: source-to-source forward and reverse mode for numba.cuda kernels."""
-from ..activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
+from ..core.activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from .launch import Engine, EngineOptions, LaunchConfig, LaunchResult, launch
 
 __all__ = ["Active", "BatchDuplicated", "Const", "Duplicated", "DuplicatedNoNeed", "Engine",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ActivityError, UnsupportedError
+from ..core.errors import ActivityError, UnsupportedError
 from .ir import Atomic, Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
 from .rules import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from .types import is_float

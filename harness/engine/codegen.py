@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from .analysis import DIFFERENTIABLE, SHUFFLES
 from .emit_extrema import ExtremumEmitter
 from .emit_loops import LoopEmitter

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 
 # Math functions by the object that implements them on the host; the rule table uses these names.
 _MATH_NAMES = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ..backends.base import TargetConfig
-from ..model import JobRecord
+from ..core.target import TargetConfig
+from ..core.records import JobRecord
 
 _ids = itertools.count(1)
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import get_backend
-from ..model import MODES
-from ..errors import KernelFaultError, UnsupportedError
+from ..core.records import MODES
+from ..core.target import default_backend
+from ..core.errors import KernelFaultError, UnsupportedError
 from .analysis import (LaunchShape, check_const_arrays, check_cross_thread_war, extremum_atomics, mark_taped_loads,
                        owned_arrays, varied_values)
 from .cache import load_function, write_module
@@ -131,7 +131,7 @@ def _numba_type(info: ArgInfo):
 
 class Engine:
     def __init__(self, backend=None, options: EngineOptions | None = None):
-        self.backend = backend or get_backend()
+        self.backend = backend or default_backend()
         self.options = options or EngineOptions()
         self._plans: dict[tuple, Plan] = {}
         self._sources: dict[int, Any] = {}

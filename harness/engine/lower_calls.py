@@ -43,7 +43,8 @@ class CallLowering:
             name = f"cast_{obj}"              # numba.float32(x) and friends
         if name is not None:
             return "rule", name
-        from .. import activity, device
+        from ..core import activity
+        from . import device
         if obj is device.autodiff:
             return "autodiff", None
         if isinstance(obj, type) and issubclass(obj, (activity.Const, activity.Duplicated, activity.Active)):

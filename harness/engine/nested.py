@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ast
 
-from ..backends.base import TargetConfig
-from ..errors import NestedCompilationError, UnsupportedError
+from ..core.target import TargetConfig
+from ..core.errors import NestedCompilationError, UnsupportedError
 from .analysis import owned_arrays, varied_values
 from .codegen import Signature, function_text
 from .frontend import KernelSource, parse_kernel, resolve_global
@@ -20,7 +20,7 @@ from .types import literal_type
 
 
 def uses_autodiff(src: KernelSource) -> bool:
-    from ..device import autodiff
+    from .device import autodiff
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
             f = node.func

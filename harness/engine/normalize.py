@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import math
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from .control import LIVE, RET, prepare_body  # noqa: F401  (LIVE: the flag's name, for tests and tools)
 from .frontend import KernelSource, module_kind, resolve_global
 from .ir import Assign, If, KernelIR, Lit, Load, Param, Prim, Special, Store

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ..activity import Active, BatchDuplicated, Const, Duplicated, activity_name
-from ..errors import ActivityError, KernelError, UnsupportedError
+from ..core.activity import Active, BatchDuplicated, Const, Duplicated, activity_name
+from ..core.errors import ActivityError, KernelError, UnsupportedError
 
 _SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
 
@@ -116,9 +116,9 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
 
 
 def _other_argument(backend, pos: int, name: str, act: str, value, mode: str) -> ArgInfo:
-    """Neither a device array nor a number: the isbits check (harness/isbits.py) refuses it with a
+    """Neither a device array nor a number: the isbits check (harness/engine/isbits.py) refuses it with a
     KernelError naming the nested offenders, or it is a tuple of isbits values (primal only)."""
-    from ..isbits import check_argument
+    from .isbits import check_argument
     kind = check_argument(pos, name, value, is_array=backend.is_array)
     where = f"argument {pos} ('{name}')"
     if kind == "tuple":

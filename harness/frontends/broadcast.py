@@ -41,7 +41,7 @@ from ..engine.jobs import CompilerJob
 from ..engine.launch import Engine, LaunchConfig, LaunchResult, Plan, default_engine
 from ..engine.signature import classify
 from ..errors import ActivityError, KernelError, MixedActivityError
-from ..isbits import check_argument, is_array_like, is_number, type_name
+from ..engine.isbits import check_argument, is_array_like, is_number, type_name
 from . import kernelgen
 from .kernelgen import KernelSpec, Operand
 
