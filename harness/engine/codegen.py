@@ -115,7 +115,9 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, Un
         if isinstance(s, Nested):
             call = f"{self.nested_names[id(s)]}({', '.join(self.nested_args(s))})"
             if s.targets:
-                self.line(f"{', '.join(s.targets)}{',' if len(s.targets) == 1 else ''} = {call}"
+                # reverse returns a tuple of adjoints; forward returns the result's tangent itself
+                tuple_ = s.mode == "reverse" and len(s.targets) == 1
+                self.line(f"{', '.join(s.targets)}{',' if tuple_ else ''} = {call}"
                           + self.comment_line(s.line))
             else:
                 self.line(call + self.comment_line(s.line))

@@ -211,6 +211,12 @@ class Lowerer(LoopLowering, CallLowering):
         merged = dict(before)
         for var in sorted(set(after_then) | set(after_else)):
             a, b = after_then.get(var), after_else.get(var)
+            if (a is None) != (b is None) and var.startswith(RET):
+                # a returned value set on one path only (`if c: return a` ... `return b`): the
+                # other path has not returned yet and sets it later; it holds a typed zero until then
+                missing = body if a is None else orelse
+                zero = self.emit_assign(missing, self.fresh(var), Prim(f"cast_{self.types[a or b]}", (Lit(0),)))
+                a, b = a or zero, b or zero
             if a is None or b is None:        # defined on one path only: stays branch-local
                 continue
             if a == b:
@@ -225,12 +231,6 @@ class Lowerer(LoopLowering, CallLowering):
         self.env = merged
         self.line = line
         out.append(If(cond, body, orelse, line, phis))
-
-
-
-
-
-
 
     # -- expressions
     def expr(self, node, out, target: str | None = None):
