@@ -114,6 +114,16 @@ def weight_by_ticket(out, x, counter, n):
         out[i] = acc
 
 
+def scatter_by_ticket_nested(out, x, counter, n):
+    """The same in a nested loop: the inner loop is replayed inside each outer iteration."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        for a in range(n):
+            for b in range(n):
+                slot = cuda.atomic.add(counter, i, 1)
+                out[slot] = x[i] * x[i] * (a + b + 1)
+
+
 def lane_rotate_loop(out, x, n):
     """A warp shuffle inside a dynamic loop: each iteration rotates the values one lane down."""
     i = cuda.grid(1)

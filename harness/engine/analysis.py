@@ -111,9 +111,20 @@ def _refuse_atomic_results(ir: KernelIR, activity) -> None:
 
 
 def mark_taped_loads(ir: KernelIR) -> None:
-    """Inside a loop, a load from an array the kernel also writes cannot be replayed in the
-    reverse sweep (the array holds its final values by then): its value goes on the tape."""
+    """The reverse sweep replays each loop iteration without its stores, so a value that replay
+    cannot recompute goes on the tape, per iteration: a load from an array the kernel also writes
+    (the array holds its final values by then) and the old value an atomic returned (the atomic
+    is a store, not replayed). Everything else in an iteration is recomputed from the taped
+    registers and loads."""
     stored = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    used = _used_atoms(ir)
+
+    def replay_needs_tape(t) -> str | None:
+        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored:
+            return f"'{t.expr.array}' is read in a nested loop and written by the kernel"
+        if isinstance(t, Atomic) and t.target in used:
+            return f"the value returned by cuda.atomic.{t.op} is used in a nested loop"
+        return None
 
     def visit(stmts, depth):
         for s in stmts:
@@ -123,12 +134,13 @@ def mark_taped_loads(ir: KernelIR) -> None:
             elif isinstance(s, Loop):
                 for inner in list(s.header) + list(s.body):
                     for t in walk([inner]):
-                        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored:
-                            if depth > 0 or any(t is x for x in _nested_loop_stmts(s)):
-                                raise UnsupportedError(
-                                    f"'{t.expr.array}' is read in a nested loop and written by the kernel: "
-                                    "the reverse sweep cannot replay that read", file=ir.file, line=t.line)
-                            s.taped_loads.add(t.target)
+                        why = replay_needs_tape(t)
+                        if why is None:
+                            continue
+                        if depth > 0 or any(t is x for x in _nested_loop_stmts(s)):
+                            raise UnsupportedError(f"{why}: the reverse sweep cannot replay that value",
+                                                   file=ir.file, line=t.line)
+                        s.taped_loads.add(t.target)
                 visit(s.body, depth + 1)
 
     visit(ir.body, 0)

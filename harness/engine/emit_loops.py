@@ -92,9 +92,14 @@ class LoopEmitter:
                                          self.primal_phis(s.phis, 1)),
                              lambda: (self.replay_block(s.orelse, tape_index, stores, record, loop),
                                       self.primal_phis(s.phis, 2)))
+            elif isinstance(s, Atomic) and s.target in self.taped_loads and tape_index is not None:
+                self.line(f"{s.target} = {self.tape_name(s.target)}[{tape_index}]")   # its old value
             elif isinstance(s, (Store, Atomic)):
                 if stores:
                     self.primal(s)
+                if stores and record and isinstance(s, Atomic) and s.target in loop.taped_loads:
+                    self.line(f"if {record} < {self.tape_size}:")
+                    self.line(f"    {self.tape_name(s.target)}[{record}] = {s.target}")
             elif isinstance(s, Alloc):
                 self.primal(s)
                 self.shadow_alloc(s, zero=True)
