@@ -442,3 +442,14 @@ def test_a_compiled_device_function_is_specialized_through_its_python_function(b
     np.testing.assert_array_equal(host(be, out), 3 * x.astype(np.float64))
     text = Path(launcher_for(split).generated(scaled, out, np.float64, x)[1]).read_text()
     assert "def scaled__T(a):" in text and "dest[i] = scaled__T(a[i])" in text
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_broadcast_refuses_a_destination_aliased_with_a_duplicated_operand(be, k, split, mode):
+    """x .= axpy.(a, x, y) with x Duplicated twice (one buffer, one shadow): refused by the
+    engine, naming both arguments (issue 9 item 1), not differentiated as two arrays."""
+    from harness.frontends import broadcast_into
+    x, dx = be.asarray(np.ones(8)), be.asarray(np.ones(8))
+    with pytest.raises(ActivityError, match=r"argument 0 \('dest'\) and argument 2 \('x'\) share memory"):
+        broadcast_into(k.axpy, Duplicated(x, dx), Const(2.0), Duplicated(x, dx), Const(be.asarray(np.ones(8))),
+                       mode=mode, engine=split, block=8)

@@ -317,3 +317,61 @@ def test_2d_launch_reverse(kernels, engine, be):
                   Duplicated(dev(be, x), dx), mode="reverse")
     np.testing.assert_allclose(host(be, dx), 2.0 * w, rtol=1e-14)
     np.testing.assert_allclose(host(be, out), 2.0 * x, rtol=1e-14)
+
+
+# ----------------------------------------------------------------------------- aliasing and plan keys
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_launch_refuses_one_buffer_passed_as_two_duplicated_arguments(kernels, engine, be, data, mode):
+    """out and x of out[i] = a x[i] + y[i] as one buffer with one shadow: differentiated as two
+    arguments, reverse mode gave d(buf) = (a + 1) w instead of a w, silently (issue 9 item 1)."""
+    buf, dbuf = dev(be, data["x"]), dev(be, data["w"])
+    with pytest.raises(ActivityError, match=r"argument 0 \('out'\) and argument 2 \('x'\) share memory") as e:
+        engine.launch(kernels.axpy, CONFIG, Duplicated(buf, dbuf), Const(A), Duplicated(buf, dbuf),
+                      Const(dev(be, data["y"])), mode=mode)
+    assert (e.value.argument, e.value.param) == (2, "x")
+
+
+def test_launch_refuses_a_const_view_of_a_differentiable_array_and_a_shared_shadow(kernels, engine, be, data):
+    x, y = dev(be, data["x"]), dev(be, data["y"])
+    with pytest.raises(ActivityError, match=r"argument 2 \('x'\) and argument 3 \('y'\) share memory"):
+        engine.launch(kernels.axpy, CONFIG, Duplicated(dev(be, np.zeros(N)), dev(be, np.ones(N))), Const(A),
+                      Duplicated(x, dev(be, data["vx"])), Const(x), mode="reverse")
+    shadow = dev(be, np.zeros(N))
+    with pytest.raises(ActivityError, match=r"the shadow of argument 0 \('out'\) and the shadow of argument 2"):
+        engine.launch(kernels.axpy, CONFIG, Duplicated(dev(be, np.zeros(N)), shadow), Const(A),
+                      Duplicated(x, shadow), Const(y), mode="reverse")
+    with pytest.raises(ActivityError, match=r"argument 2 \('x'\) is passed as its own shadow"):
+        engine.launch(kernels.axpy, CONFIG, Duplicated(dev(be, np.zeros(N)), dev(be, np.ones(N))), Const(A),
+                      Duplicated(x, x), Const(y), mode="forward")
+
+
+def test_launch_allows_const_aliasing(kernels, engine, be, data):
+    x = dev(be, data["x"])
+    out, dout = dev(be, np.zeros(N)), dev(be, np.ones(N))
+    engine.launch(kernels.axpy, CONFIG, Duplicated(out, dout), Active(A), Const(x), Const(x), mode="reverse")
+    np.testing.assert_allclose(host(be, out), A * data["x"] + data["x"], rtol=1e-14)
+
+
+def test_a_refusal_does_not_depend_on_earlier_launches(kernels, engine, be):
+    """A plan's key holds the launch shape: the nested reverse of A[i] = 2 A[i + 1] is fine in
+    one thread and refused in sixteen, whichever launch came first (issue 9 item 5)."""
+    import importlib.util
+    from pathlib import Path
+
+    from harness.errors import UnsupportedError
+    spec = importlib.util.spec_from_file_location("soundness_kernels", Path(__file__).parents[1] / "kernels/soundness.py")
+    sk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sk)
+    A0 = np.arange(1.0, 17.0)
+    engine.launch(sk.dshift_left, LaunchConfig.of(1, 1), dev(be, A0), dev(be, np.ones(16)), mode="primal")
+    with pytest.raises(UnsupportedError, match="cross-thread write-after-read"):
+        engine.launch(sk.dshift_left, LaunchConfig.threads(16, 16), dev(be, A0), dev(be, np.ones(16)), mode="primal")
+    n = 8                                        # the options are part of the key too
+    args = lambda: (Duplicated(dev(be, np.zeros(n)), dev(be, np.ones(n))),   # noqa: E731
+                    Duplicated(dev(be, np.ones(n)), dev(be, np.zeros(n))),
+                    Const(be.asarray(np.arange(n, dtype=np.int64))), Const(np.int64(3)))
+    engine.launch(sk.weight_by_ticket, LaunchConfig.threads(n, n), *args(), mode="reverse")
+    engine.options.tape_size = 2
+    with pytest.raises(UnsupportedError, match="ran more than 2 iterations"):
+        engine.launch(sk.weight_by_ticket, LaunchConfig.threads(n, n), *args(), mode="reverse")

@@ -3,10 +3,12 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..core.errors import ActivityError, UnsupportedError
-from .ir import Atomic, Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, walk
+from .ir import Atomic, Assign, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, file_of, walk
 from .rules import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from .types import is_float
 
@@ -30,7 +32,7 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
             if isinstance(s, Nested):
                 raise UnsupportedError("a kernel that calls autodiff on the device cannot itself be "
                                        "differentiated (higher-order derivatives are not supported)",
-                                       file=ir.file, line=s.line)
+                                       file=file_of(ir, s), line=s.line)
             if isinstance(s, Assign):
                 if not is_float(ir.types.get(s.target, "int64")) or s.target in ir.nodiff:
                     continue
@@ -51,7 +53,7 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                         continue
                     if e.op not in PARTIALS:
                         why = NO_RULE_MESSAGE.get(e.op, "no derivative rule is registered for it")
-                        raise UnsupportedError(f"cannot differentiate `{e.op}`: {why}", file=ir.file, line=s.line)
+                        raise UnsupportedError(f"cannot differentiate `{e.op}`: {why}", file=file_of(ir, s), line=s.line)
                     varied.add(s.target)
             elif isinstance(s, If):
                 visit(s.body)
@@ -107,7 +109,7 @@ def _refuse_atomic_results(ir: KernelIR, activity) -> None:
         if isinstance(s, Atomic) and activity.get(s.array) in DIFFERENTIABLE and s.target in used:
             raise UnsupportedError(
                 f"the value returned by cuda.atomic.{s.op} on differentiable '{s.array}' depends on the order "
-                "in which threads arrive; its derivative is refused", file=ir.file, line=s.line)
+                "in which threads arrive; its derivative is refused", file=file_of(ir, s), line=s.line)
 
 
 def mark_taped_loads(ir: KernelIR) -> None:
@@ -139,7 +141,7 @@ def mark_taped_loads(ir: KernelIR) -> None:
                             continue
                         if depth > 0 or any(t is x for x in _nested_loop_stmts(s)):
                             raise UnsupportedError(f"{why}: the reverse sweep cannot replay that value",
-                                                   file=ir.file, line=t.line)
+                                                   file=file_of(ir, t), line=t.line)
                         s.taped_loads.add(t.target)
                 visit(s.body, depth + 1)
 
@@ -161,14 +163,14 @@ def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str])
     for s in walk(ir.body):
         if isinstance(s, Store) and activity[s.array] == "const" and isinstance(s.value, str) \
                 and s.value in varied:
-            stored.setdefault(s.array, s.line)
+            stored.setdefault(s.array, (file_of(ir, s), s.line))
         if isinstance(s, Assign) and isinstance(s.expr, Load):
             loaded.add(s.expr.array)
-    for name, line in stored.items():
+    for name, (file, line) in stored.items():
         if name in loaded:
             pos = [p.name for p in ir.params].index(name)
             raise ActivityError(
-                f"{ir.file}:{line}: argument {pos} ('{name}') is Const but stores a differentiable value "
+                f"{file}:{line}: argument {pos} ('{name}') is Const but stores a differentiable value "
                 f"that the kernel reads back; mark it duplicated so its derivative is carried",
                 argument=pos, param=name)
 
@@ -202,6 +204,8 @@ def _fold(form: dict) -> dict:
 def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
     """Each integer SSA value as {symbol: coefficient} ('1' for the constant term), or None."""
     forms: dict[str, dict | None] = {p.name: {p.name: 1} for p in ir.params if p.kind == "scalar"}
+    if ir.param_forms is not None:
+        forms.update({p.name: ir.param_forms.get(p.name) for p in ir.params if p.kind == "scalar"})
 
     def form_of(a):
         if isinstance(a, Lit):
@@ -279,13 +283,15 @@ class LaunchShape:
 _AXIS_OF = {"gx": 0, "gy": 1, "gz": 2, "tx": 0, "ty": 1, "tz": 2}
 
 
-def injective(index_forms: list, launch: LaunchShape, per_block: bool = False) -> bool:
+def injective(index_forms: list, launch: LaunchShape, per_block: bool = False, needed: set | None = None) -> bool:
     """An index tuple is thread-injective when every used launch dimension's thread coordinate
     appears in exactly one component, alone among thread symbols, with a nonzero coefficient.
     Global arrays need global coordinates; shared arrays (per_block) need only distinct threads
-    of one block, so threadIdx coordinates serve as well."""
+    of one block, so threadIdx coordinates serve as well. `needed` overrides the dimensions that
+    must be covered (those a guard has not pinned already)."""
     allowed = ("gx", "gy", "gz", "tx", "ty", "tz") if per_block else ("gx", "gy", "gz")
-    needed = set(launch.block_dims if per_block else launch.dims)
+    if needed is None:
+        needed = set(launch.block_dims if per_block else launch.dims)
     seen = set()
     for form in index_forms:
         if form is None:
@@ -301,29 +307,81 @@ def injective(index_forms: list, launch: LaunchShape, per_block: bool = False) -
     return needed <= seen
 
 
+def _pin(cond_expr, form_of) -> dict | None:
+    """`a == b` where a - b is c * (one thread coordinate) + uniform terms: the comparison holds
+    for one value of that coordinate, so the guarded code runs in one thread along its axis.
+    Returns the difference form (the pin), or None."""
+    if not (isinstance(cond_expr, Prim) and cond_expr.op == "eq"):
+        return None
+    fa, fb = (form_of(a) for a in cond_expr.args)
+    if fa is None or fb is None:
+        return None
+    diff = _add(fa, fb, -1)
+    thread = [k for k in diff if k in THREAD_SYMBOLS]
+    if len(thread) != 1 or thread[0] not in _AXIS_OF:
+        return None
+    return diff
+
+
+def _accesses(ir: KernelIR, forms: dict) -> dict[str, list]:
+    """Each array's accesses (loads, stores, atomics) as (pins, index forms); pins are the
+    frozenset of thread-pinning guards (`if i == 0:`) the access sits under."""
+    defs = {s.target: s.expr for s in walk(ir.body) if isinstance(s, Assign)}
+
+    def form_of(a):
+        return {"1": int(a.value)} if isinstance(a, Lit) and isinstance(a.value, int) else \
+            None if isinstance(a, Lit) else forms.get(a)
+
+    out: dict[str, list] = {}
+
+    def record(array, index, pins):
+        out.setdefault(array, []).append((pins, [form_of(a) for a in index]))
+
+    def visit(stmts, pins):
+        for s in stmts:
+            if isinstance(s, (Store, Atomic)):
+                record(s.array, s.index, pins)
+            elif isinstance(s, Assign) and isinstance(s.expr, Load):
+                record(s.expr.array, s.expr.index, pins)
+            elif isinstance(s, If):
+                pin = _pin(defs.get(s.cond), form_of) if isinstance(s.cond, str) else None
+                key = frozenset(pin.items()) if pin else None
+                visit(s.body, pins | {key} if key else pins)
+                visit(s.orelse, pins)
+            elif isinstance(s, Loop):
+                visit(s.header, pins)
+                visit(s.body, pins)
+
+    visit(ir.body, frozenset())
+    return out
+
+
 def owned_arrays(ir: KernelIR, launch: LaunchShape) -> set[str]:
-    """Arrays whose every access uses one and the same thread-injective index: each element of
-    their adjoint is then touched by a single thread, so plain `+=` is race-free."""
+    """Arrays whose elements are each touched by one thread only: each element of their adjoint
+    is then updated by a single thread, so plain `+=` is race-free, and no thread can read what
+    another writes. Reasoned over index sets: the accesses of different threads are disjoint when
+    one index coordinate (or a few) is the same thread-injective function of the thread id in
+    every access, whatever the other coordinates are (`pos[i, 0]`, `pos[i, 1]`; `x[k, j + 1] =
+    f(x[k, j])` in a loop of thread k), and a guard `if i == 0:` around every access pins that
+    axis to one thread. Pins must be the same for every access."""
     forms = affine_forms(ir)
-
-    def key(index):
-        fs = []
-        for a in index:
-            f = {"1": int(a.value)} if isinstance(a, Lit) else forms.get(a)
-            fs.append(f)
-        return fs
-
-    accesses: dict[str, list] = {}
-    for s in walk(ir.body):
-        if isinstance(s, Store):
-            accesses.setdefault(s.array, []).append(key(s.index))
-        elif isinstance(s, Assign) and isinstance(s.expr, Load):
-            accesses.setdefault(s.expr.array, []).append(key(s.expr.index))
     owned = {p.name for p in ir.local_arrays if p.kind == "local"}    # private to each thread
     shared = {p.name for p in ir.local_arrays if p.kind == "shared"}
-    for array, keys in accesses.items():
-        first = keys[0]
-        if all(k == first for k in keys) and injective(first, launch, per_block=array in shared):
+    for array, accesses in _accesses(ir, forms).items():
+        per_block = array in shared
+        pins = accesses[0][0]
+        if any(p != pins for p, _ in accesses):
+            continue
+        pinned = set()
+        for pin in pins:
+            sym = next(k for k, _ in pin if k in _AXIS_OF)
+            if per_block or sym.startswith("g"):
+                pinned.add(_AXIS_OF[sym])
+        needed = set(launch.block_dims if per_block else launch.dims) - pinned
+        first = accesses[0][1]
+        common = [d for d in range(len(first))
+                  if first[d] is not None and all(idx[d] == first[d] for _, idx in accesses)]
+        if injective([first[d] for d in common], launch, per_block=per_block, needed=needed):
             owned.add(array)
     return owned
 
@@ -336,15 +394,17 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
     if not launch.dims:
         return
     params = {p.name for p in ir.params if p.kind == "array"}
-    written = {s.array: s.line for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    written = {s.array: s for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
     for s in walk(ir.body):
         if isinstance(s, Assign) and isinstance(s.expr, Load):
             a = s.expr.array
             if a in params and a in written and a not in owned:
+                w = written[a]
+                at = f"line {w.line}" if file_of(ir, w) == file_of(ir, s) else f"{file_of(ir, w)}:{w.line}"
                 raise UnsupportedError(
-                    f"'{a}' is written (line {written[a]}) and read (line {s.line}) at indices that other "
+                    f"'{a}' is written ({at}) and read (line {s.line}) at indices that other "
                     "threads may share: a cross-thread write-after-read the reverse sweep cannot replay",
-                    file=ir.file, line=s.line)
+                    file=file_of(ir, s), line=s.line)
 
 
 def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
@@ -355,7 +415,7 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
     reads no array it writes and has no dynamic loop. Anything else is refused, naming the line."""
     def refuse(why: str):
         raise UnsupportedError(f"cuda.atomic.{atomic.op} on differentiable '{atomic.array}': {why}",
-                               file=ir.file, line=atomic.line)
+                               file=file_of(ir, atomic), line=atomic.line)
     params = {p.name for p in ir.params if p.kind == "array"}
     loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
     stored = {s.array for s in walk(ir.body) if isinstance(s, Store)}
@@ -373,3 +433,32 @@ def extremum_atomics(ir: KernelIR, activity: dict[str, str]) -> list[Atomic]:
     """The atomic max/min statements on differentiable arrays, in program order."""
     return [s for s in walk(ir.body) if isinstance(s, Atomic) and s.op in ("max", "min")
             and activity.get(s.array) in DIFFERENTIABLE]
+
+
+# ----------------------------------------------------------------------------- the pipeline
+
+@dataclass
+class Analysis:
+    """What the code generator needs to know about a function being differentiated."""
+    activity: dict[str, str]          # every array and scalar, kernel-allocated arrays included
+    varied: set[str]                  # SSA values that carry derivatives
+    owned: set[str] = field(default_factory=set)   # adjoints updated without atomics (reverse)
+
+
+def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: str) -> Analysis:
+    """The one analysis pipeline, for kernels launched from the host and for functions that
+    device-side `autodiff` differentiates alike: activities of kernel-allocated arrays, taped
+    loads, activity, the Const-array check, ownership, and (reverse only: the forward kernel reads
+    each value with its tangent, so it is as well defined as the primal) the cross-thread
+    write-after-read check."""
+    activity = dict(activity)
+    for arr in ir.local_arrays:           # kernel-allocated float arrays carry derivatives
+        activity[arr.name] = "duplicated" if np.issubdtype(np.dtype(arr.dtype), np.floating) else "const"
+    if mode == "reverse":
+        mark_taped_loads(ir)
+    varied = varied_values(ir, activity)
+    check_const_arrays(ir, activity, varied)
+    owned = owned_arrays(ir, launch)
+    if mode == "reverse":
+        check_cross_thread_war(ir, launch, owned)
+    return Analysis(activity, varied, owned if mode == "reverse" else set())

@@ -19,7 +19,7 @@ from .emit_loops import LoopEmitter
 from .emit_parallel import ParallelEmitter
 from .emit_prefetch import PrefetchEmitter
 from .emit_uniform import UniformEmitter, uniform_slots
-from .ir import Alloc, Assign, Atomic, Barrier, If, KernelIR, Load, Loop, Nested, Prim, Store, walk
+from .ir import Alloc, Assign, Atomic, Barrier, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
 from .syntax import atom, expr_text, index_text, partial_text  # noqa: F401  (re-exported)
 from .types import is_float
 
@@ -353,8 +353,9 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
             em.line(f"return {em.d(r, 0) if em.is_varied(r) else '0.0'}")
     elif mode == "reverse":
         if device and em.has_loops:
+            loop = next(s for s in walk(ir.body) if isinstance(s, Loop))
             raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
-                                   "yet (its tape has no overflow channel)", file=ir.file, line=ir.body[0].line if ir.body else None)
+                                   "yet (its tape has no overflow channel)", file=file_of(ir, loop), line=loop.line)
         em.taping = True
         if not device:
             em.uniform = uniform_slots(ir, em.diff_arrays, sig.owned)

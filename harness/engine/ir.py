@@ -164,6 +164,10 @@ class KernelIR:
     nested: list = field(default_factory=list)             # Nested statements, in order
     nodiff: set = field(default_factory=set)               # values never differentiated (rule bodies)
     local_arrays: list = field(default_factory=list)       # shared and local arrays the kernel allocates
+    # affine forms of scalar parameters (analysis.affine_forms): None for a kernel, whose scalar
+    # arguments are uniform over the launch; a function differentiated on the device gets its
+    # arguments' forms at the call site (e.g. {'gx': 1}), None for those that have none
+    param_forms: dict | None = None
 
     def param(self, name: str) -> Param | None:
         for p in list(self.params) + list(self.local_arrays):
@@ -182,3 +186,9 @@ def walk(stmts):
         elif isinstance(s, Loop):
             yield from walk(s.header)
             yield from walk(s.body)
+
+
+def file_of(ir: KernelIR, stmt) -> str:
+    """The file a statement came from: an inlined helper's own file (set by the lowering on the
+    statements it inlines), else the kernel's. Refusals name it with the statement's line."""
+    return getattr(stmt, "file", None) or ir.file

@@ -8,7 +8,7 @@ batch width, launch shape) and cached in memory and on disk.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,14 +16,15 @@ import numpy as np
 from ..core.records import MODES
 from ..core.target import default_backend
 from ..core.errors import KernelFaultError, UnsupportedError
-from .analysis import (LaunchShape, check_const_arrays, check_cross_thread_war, extremum_atomics, mark_taped_loads,
-                       owned_arrays, varied_values)
+from .analysis import LaunchShape, analyze, extremum_atomics
 from .cache import load_function, write_module
+from .memory import argument_buffers, check_arguments, check_nested_aliasing
 from .codegen import Signature, describe, function_text, generate, module_text
 from .emit_uniform import SPREAD, slot_count
-from .nested import check_inherits, host_config, nested_function, record_inlined_calls, uses_autodiff
+from .nested import (check_inherits, host_config, nested_arrays, nested_function, record_inlined_calls,
+                     uses_autodiff)
 from .frontend import parse_kernel, python_function
-from .ir import Assign, Load, Loop, Param, walk
+from .ir import Assign, Load, Loop, Param, file_of, walk
 from .jobs import CompilerJob
 from .normalize import lower_kernel
 from .signature import ArgInfo, classify
@@ -82,11 +83,13 @@ class Plan:
     source_path: str | None = None
     active_names: tuple[str, ...] = ()
     ptx: str | None = None
-    tape_overflow: bool = False       # the kernel reports loops that outran the tape
+    tape_overflow: bool = False       # the kernel reports loops that outran the tape (by line)
+    loop_files: dict = field(default_factory=dict)   # a loop's line -> its file (inlined helpers)
     uniform_slots: int = 0            # scratch slots of uniform-index adjoints (emit_uniform.py)
     finish: Any = None                # the one-thread kernel that folds them into the shadows
     extrema: tuple = ()               # arrays of atomic max/min statements, in program order
     extremum_passes: tuple = ()       # the two kernels that find their winners
+    nested_arrays: tuple = ()         # device-side autodiff: the arrays each call passes (aliasing)
 
 
 @dataclass
@@ -134,7 +137,7 @@ class Engine:
         self.backend = backend or default_backend()
         self.options = options or EngineOptions()
         self._plans: dict[tuple, Plan] = {}
-        self._sources: dict[int, Any] = {}
+        self._sources: dict[Any, Any] = {}      # function -> its parsed source
 
     # ------------------------------------------------------------------ public
     def launch(self, kernel, config: LaunchConfig, *args, mode: str = "primal") -> LaunchResult:
@@ -161,11 +164,11 @@ class Engine:
         if overflow is not None:
             line = int(self.backend.to_host(overflow)[0])
             if line:
-                src = self._sources[id(python_function(kernel))]
+                file = plan.loop_files.get(line) or self._source(python_function(kernel)).file
                 raise UnsupportedError(
                     f"the loop at line {line} ran more than {self.options.tape_size} iterations in a thread: "
                     f"its reverse sweep cannot replay them (raise engine option tape_size)",
-                    file=src.file, line=line)
+                    file=file, line=line)
         result = LaunchResult(plan=plan)
         if active_out is not None:
             values = self.backend.to_host(active_out)
@@ -195,19 +198,33 @@ class Engine:
         fn = python_function(kernel)
         params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         infos = classify(self.backend, params, tuple(args), mode)
-        key = (id(fn), mode, tuple(i.type_key() for i in infos), max(i.width for i in infos),
-               config.shape if mode == "reverse" else None)
+        if mode != "primal":
+            check_arguments(argument_buffers(infos))
+        # everything a plan's decisions depend on: the function itself (not its id, which a new
+        # function may reuse), activities and types, batch width, the launch shape (ownership and
+        # the cross-thread checks), and the engine options (tape size, nested configuration, ...)
+        nested = mode == "primal" and uses_autodiff(self._source(fn))
+        key = (fn, mode, tuple(i.type_key() for i in infos), max(i.width for i in infos),
+               config.shape if mode != "primal" or nested else None, astuple(self.options))
         plan = self._plans.get(key)
         if plan is None:
             plan = self._build(fn, infos, config, mode, key)
             self._plans[key] = plan
+        if plan.nested_arrays:
+            check_nested_aliasing(plan.nested_arrays, {i.name: i.value for i in infos})
         return plan, infos
+
+    def _source(self, fn):
+        src = self._sources.get(fn)
+        if src is None:
+            src = self._sources[fn] = parse_kernel(fn)
+        return src
 
     # ------------------------------------------------------------------ building
     def _build(self, fn, infos: list[ArgInfo], config: LaunchConfig, mode: str, key) -> Plan:
         target = self.backend.config(self.options.fastmath, self.options.debug)
         job = CompilerJob(fn.__name__, mode, target, kernel=True)
-        src = self._sources.get(id(fn)) or self._sources.setdefault(id(fn), parse_kernel(fn))
+        src = self._source(fn)
         params = [Param(i.name, i.kind, i.dtype, i.ndim) for i in infos]
         if mode == "primal":
             if uses_autodiff(src):
@@ -217,19 +234,12 @@ class Engine:
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
         ir = lower_kernel(src, params)
         record_inlined_calls(job, ir)
-        if mode == "reverse":
-            mark_taped_loads(ir)
-        activity = {i.name: i.activity for i in infos}
-        for arr in ir.local_arrays:           # kernel-allocated float arrays carry derivatives
-            activity[arr.name] = "duplicated" if np.issubdtype(np.dtype(arr.dtype), np.floating) else "const"
-        varied = varied_values(ir, activity)
-        check_const_arrays(ir, activity, varied)
+        info = analyze(ir, {i.name: i.activity for i in infos}, config.shape, mode)
+        activity, varied = info.activity, info.varied
         loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
         width = max(i.width for i in infos)
-        owned = owned_arrays(ir, config.shape)
-        check_cross_thread_war(ir, config.shape, owned)
         sig = Signature(activity=activity, width=width,
-                        owned=frozenset(owned) if mode == "reverse" else frozenset(),
+                        owned=frozenset(info.owned),
                         skip_store=frozenset(i.name for i in infos
                                              if i.activity == "duplicated_no_need" and i.name not in loaded),
                         tape_size=self.options.tape_size)
@@ -276,7 +286,9 @@ class Engine:
         compiled = self.backend.compile(gen_fn, tuple(types), target)
         finish = self.backend.compile(load_function(path, f"{fname}_finish"), tuple(types), target) if slots else None
         return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives),
-                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow, uniform_slots=slots, finish=finish,
+                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow,
+                    uniform_slots=slots, finish=finish,
+                    loop_files={s.line: file_of(ir, s) for s in walk(ir.body) if isinstance(s, Loop)},
                     extrema=tuple(a for a, _ in scratch), extremum_passes=passes)
 
     def _build_nested(self, src, infos, params, config, job, key) -> Plan:
@@ -306,6 +318,7 @@ class Engine:
         compiled = self.backend.compile(load_function(path, kname), tuple(_numba_type(i) for i in infos),
                                         job.config)
         return Plan("primal", compiled, key, job, source_path=str(path),
+                    nested_arrays=tuple(nested_arrays(n, ir.file) for n in ir.nested),
                     ptx=compiled if isinstance(compiled, str) else None)
 
     def _find_winners(self, plan: Plan, infos: list[ArgInfo], config: LaunchConfig) -> list:

@@ -11,7 +11,7 @@ import ast
 
 from .control import RET, prepare_body
 from .frontend import FUNCTIONS, resolve_global
-from .ir import Alloc, Assign, Atomic, Barrier, Param, Prim, Special
+from .ir import Alloc, Assign, Atomic, Barrier, Param, Prim, Special, walk
 
 
 class CallLowering:
@@ -215,7 +215,11 @@ class CallLowering:
         for pname, atom_ in scalars:
             self.env[pname] = self.emit_assign(out, self.fresh(pname), Prim("copy", (atom_,)))
         self.src, self.arrays = src, arrays
-        out.extend(self.block(prepare_body(src, values=True)))
+        body = self.block(prepare_body(src, values=True))
+        for t in walk(body):                   # refusals name the helper's file, not the caller's
+            if getattr(t, "file", None) is None:
+                t.file = src.file
+        out.extend(body)
         results = []
         k = 0
         while f"{RET}{k}" in self.env:

@@ -10,10 +10,10 @@ import ast
 
 from ..core.target import TargetConfig
 from ..core.errors import NestedCompilationError, UnsupportedError
-from .analysis import owned_arrays, varied_values
+from .analysis import affine_forms, analyze, extremum_atomics
 from .codegen import Signature, function_text
 from .frontend import KernelSource, parse_kernel, resolve_global
-from .ir import KernelIR, Lit, Nested, Param
+from .ir import KernelIR, Lit, Nested, Param, file_of
 from .jobs import CompilerJob
 from .normalize import lower_kernel
 from .types import literal_type
@@ -63,6 +63,21 @@ def record_inlined_calls(root: CompilerJob, ir: KernelIR) -> None:
             by_name[callee] = parent.child(callee, root.mode, root.config)
 
 
+def nested_arrays(nested: Nested, file: str) -> tuple:
+    """(function name, call site, arrays) of one autodiff call in `file`, each array as (position, parameter,
+    role, kernel array, differentiable), for the launch's aliasing check (engine/memory.py)."""
+    params = parse_kernel(nested.function).params
+    arrays = []
+    for pos, (name, arg) in enumerate(zip(params, nested.args)):
+        if not arg.is_array:
+            continue
+        diff = arg.activity != "const"
+        arrays.append((pos, name, "primal", arg.value, diff))
+        if arg.shadow is not None:
+            arrays.append((pos, name, "shadow", arg.shadow, diff))
+    return nested.function.__name__, f"{file}:{nested.line}", tuple(arrays)
+
+
 def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int) -> tuple[str, str, KernelIR]:
     """The derivative of `nested.function` as a device function: (name, def text, its IR)."""
     src = parse_kernel(nested.function)
@@ -79,8 +94,18 @@ def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int) -> 
             params.append(Param(name, "scalar", dtype))
         activity[name] = arg.activity
     f_ir = lower_kernel(src, params, device=True)
-    varied = varied_values(f_ir, activity)
-    sig = Signature(activity=activity, owned=frozenset(owned_arrays(f_ir, config.shape)))
+    kernel_forms = affine_forms(kernel_ir)     # e.g. Const(i) with i = cuda.grid(1): {'gx': 1}
+    f_ir.param_forms = {name: ({"1": arg.value.value} if type(arg.value.value) is int else None)
+                        if isinstance(arg.value, Lit) else kernel_forms.get(arg.value)
+                        for name, arg in zip(src.params, nested.args) if not arg.is_array}
+    # the host's analysis pipeline, with the kernel's launch shape: same checks, same refusals
+    info = analyze(f_ir, activity, config.shape, nested.mode)
+    for s in extremum_atomics(f_ir, info.activity):
+        raise UnsupportedError(f"cuda.atomic.{s.op} on differentiable '{s.array}' in a function differentiated "
+                               "on the device: its winner is found by replaying the whole grid before the "
+                               "derivative runs, which a device function cannot do", file=file_of(f_ir, s), line=s.line)
+    varied = info.varied
+    sig = Signature(activity=info.activity, owned=frozenset(info.owned))
     fname = f"{src.name}__{nested.mode}_dev{index}"
     _, text = function_text(f_ir, nested.mode, sig, varied, device=True, name=fname)
     # the results' types: adjoints of Active scalars (reverse) or the result's tangent (forward)
