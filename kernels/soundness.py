@@ -239,32 +239,3 @@ def thread0_scan(x, a):
 def dthread0_scan(x, dx, a, da):
     autodiff(Reverse, thread0_scan, Duplicated(x, dx), Duplicated(a, da))
 
-
-# ----------------------------------------------------------------------------- refusals name their own line
-
-def _helpers():
-    """kernels/soundness_helpers.py, loaded by path (kernels/ is not a package)."""
-    import importlib.util
-    import pathlib
-    spec = importlib.util.spec_from_file_location("soundness_helpers", pathlib.Path(__file__).with_name("soundness_helpers.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-log_gamma_of = _helpers().log_gamma_of
-sum_of_powers = _helpers().sum_of_powers
-
-
-def gamma_via_helper(out, x):
-    """lgamma (no rule) inside a helper of another file."""
-    i = cuda.grid(1)
-    if i < x.shape[0]:
-        out[i] = log_gamma_of(x[i]) * x[i]
-
-
-def powers_via_helper(out, x, n):
-    """A dynamic loop inside a helper of another file (its tape overflow names that file)."""
-    i = cuda.grid(1)
-    if i < x.shape[0]:
-        out[i] = sum_of_powers(x[i], n)
