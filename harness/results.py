@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import Outcome
+from harness.record_check import check_meta_record, check_run_record, printable
 
 SCHEMA_VERSION = 1
 
@@ -163,19 +164,23 @@ def read_results(path: str | os.PathLike) -> tuple[dict, list[Outcome]]:
                     raise ValueError("not a JSON object")
                 kind = record.get("type", "run" if "run_id" in record else None)
                 if kind == "meta":
+                    check_meta_record(record)
                     meta = {k: v for k, v in record.items() if k != "type"}
                     sessions += 1
                 elif kind == "run":
+                    check_run_record(record)           # untrusted: a wrong type is skipped here
                     if "oracles" in record:            # numbers written as "NaN"/"Infinity"
                         record["oracles"] = _restore_nonfinite(record["oracles"])
                     outcomes.append(Outcome.from_json({k: v for k, v in record.items() if k != "type"}))
-            except (ValueError, TypeError, KeyError) as exc:
+            except (ValueError, TypeError, KeyError, RecursionError) as exc:
                 torn = "" if line.endswith("\n") else " (torn last line)"
-                warnings.append(f"{path}:{lineno}: skipped unreadable record{torn}: {exc}")
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+                warnings.append(printable(f"{path}:{lineno}: skipped unreadable record{torn}: {reason}"))
     if sessions > 1:
         meta["sessions"] = sessions
     if warnings:
-        meta["warnings"] = list(meta.get("warnings", [])) + warnings
+        previous = meta.get("warnings") if isinstance(meta.get("warnings"), list) else []
+        meta["warnings"] = [printable(w) for w in previous] + warnings
     return meta, outcomes
 
 

@@ -174,7 +174,8 @@ def test_every_state_has_its_class():
     assert "<script src" not in html and "<link" not in html and "@import" not in html
 
 
-def test_case_supplied_text_is_escaped(tmp_path):
+def test_case_supplied_text_is_escaped(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))     # sources come from there only
     source = tmp_path / "gen.py"
     source.write_text(f"def f_rev():\n    return '</pre>{EVIL}'\n")
     bad = outcome("evil", state="ERROR", title=EVIL,
@@ -206,7 +207,8 @@ def test_safe_href():
         assert safe_href(bad) is None, bad
 
 
-def test_detail_sections_render(tmp_path):
+def test_detail_sections_render(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))     # sources come from there only
     source = tmp_path / "f_rev.py"
     source.write_text("def f_rev(x, dx):\n    dx[0] += 2 * x[0]\n")
     parent = JobRecord(1, "df", "primal", "cuda", {"cc": "9.0"})

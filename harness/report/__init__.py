@@ -80,9 +80,10 @@ def write_report(results: Iterable[str | Path], output: str | Path = "reports/in
                  embed_sources: str = "failures", source_roots: Iterable[Path] = ()) -> ReportResult:
     results = [Path(p) for p in results]
     metas, outcomes, warnings = read_many(results)
-    # Generated-source paths are usually project-relative: try the working directory, then the
-    # project that holds each results file (reports/results.jsonl -> the folder above reports/).
-    source_roots = list(source_roots) or [Path.cwd(), *(p.resolve().parent.parent for p in results)]
+    # Generated sources are read from a project's .cache/harness/generated only: the working
+    # directory's, then that of a project holding each results file (reports/results.jsonl or
+    # reports/sessions/ID/results.jsonl -> a few folders up).
+    source_roots = list(source_roots) or [Path.cwd(), *(d for p in results for d in p.resolve().parents[:4])]
     baseline = list(baseline)
     baseline_outcomes = None
     if baseline:

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from harness.report import write_report
+from harness.record_check import printable
 from harness.report.categories import CategoryConfigError
 
 
@@ -37,11 +38,11 @@ def run_report(args: argparse.Namespace) -> int:
     except (OSError, ValueError, CategoryConfigError) as exc:
         # OSError: a missing or unreadable input, or an unwritable output; ValueError: a bad
         # bench file. Both are the user's to fix, so a one-line message rather than a traceback.
-        print(f"harness report: error: {exc}", file=sys.stderr)
+        print(printable(f"harness report: error: {exc}"), file=sys.stderr)
         return 2
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {printable(warning)}", file=sys.stderr)
     if result.comparison is not None:
         print(f"baseline: {result.comparison.summary()}")
-    print(result.summary)
+    print(printable(result.summary))
     return 0

@@ -17,7 +17,9 @@ import base64
 import datetime as _dt
 import hashlib
 import json
+import os
 import re
+import stat
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +41,15 @@ _COMPACT_STATES = QUIET
 _SOURCE_EMBED_LIMIT = 64 * 1024          # bytes of one generated source shown in the page
 _SOURCE_TOTAL_LIMIT = 3 * 1024 * 1024    # bytes of all embedded sources together
 _SOURCE_SUFFIXES = frozenset({".py", ".ptx", ".ll", ".cu", ".txt"})
+_GENERATED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}")
+
+
+def generated_dirs(roots: Iterable[Path]) -> list[Path]:
+    """Where generated sources may be read from: $HARNESS_CACHE_DIR, else each root's
+    .cache/harness/generated (the engine's cache, harness/engine/cache.py)."""
+    env = os.environ.get("HARNESS_CACHE_DIR")
+    dirs = [Path(env)] if env else []
+    return dirs + [Path(root) / ".cache" / "harness" / "generated" for root in roots]
 _LIST_LIMIT = 200                        # runs listed per category / comparison list
 _HTTP_URL = re.compile(r"^https?://[^\s<>\"'`]+$", re.IGNORECASE)
 
@@ -313,19 +324,23 @@ class _SourceReader:
         return SourceView(mode, value, text, note)
 
     def _read(self, value: str) -> tuple[str | None, str]:
-        path = Path(value)
-        # Results may come from elsewhere (a CI artifact): embed only generated-code files, never
-        # whatever other file a record happens to name.
-        if path.suffix.lower() not in _SOURCE_SUFFIXES:
-            return None, f"not embedded: only {', '.join(sorted(_SOURCE_SUFFIXES))} files are"
-        candidates = [path] if path.is_absolute() else [root / path for root in self.roots]
-        for candidate in candidates:
+        # Results may come from elsewhere (a CI artifact, an untrusted file): a record names a
+        # generated file, and only its name is used, looked up in the generated-sources
+        # directories (content-addressed names), so a record cannot make the report embed any
+        # other local file. Symlinks are not followed.
+        name = Path(value).name
+        if Path(name).suffix.lower() not in _SOURCE_SUFFIXES or not _GENERATED_NAME.fullmatch(name):
+            return None, f"not embedded: only generated {', '.join(sorted(_SOURCE_SUFFIXES))} files are"
+        for folder in generated_dirs(self.roots):
+            candidate = folder / name
             try:
-                if candidate.is_file():
-                    return self._limit(candidate.read_text(encoding="utf-8", errors="replace"))
+                if not stat.S_ISREG(os.lstat(candidate).st_mode):
+                    continue
+                with open(candidate, encoding="utf-8", errors="replace") as fh:
+                    return self._limit(fh.read(_SOURCE_EMBED_LIMIT + 1))
             except OSError:
                 continue
-        return None, "not found when the report was built"
+        return None, "not found in the generated-sources directory when the report was built"
 
     def _limit(self, text: str) -> tuple[str | None, str]:
         if self.used >= _SOURCE_TOTAL_LIMIT:

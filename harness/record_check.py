@@ -1,0 +1,130 @@
+"""Validation of results records read back from disk (a results file is untrusted input).
+
+`check_run_record` raises ValueError naming the first field whose value has the wrong shape, so the
+reader can skip that record with a warning instead of letting a wrong type crash the report later.
+Field types come from the `Outcome` dataclass annotations, so a field added there is checked too.
+`printable` makes any text safe to print on a terminal (no escape sequences from a record).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from harness.model import STATES, ErrorRecord, JobRecord, OracleVerdict, Outcome, WorstEntry
+
+MAX_DEPTH = 24              # nesting of any value in a record (metrics are flat by contract)
+_SCALARS = (str, int, float, bool, type(None))
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: object, limit: int = 500) -> str:
+    """`text` with control characters (ESC, CR, BEL, C1, ...) shown as escapes, cut at `limit`."""
+    text = str(text)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")   # lone surrogates
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _depth_ok(value, depth: int = 0) -> bool:
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _depth_ok(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_depth_ok(v, depth + 1) for v in value)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")          # a lone surrogate (valid JSON escape) cannot be written
+        except UnicodeEncodeError:
+            return False
+        return True
+    return isinstance(value, _SCALARS)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# annotation text -> predicate (annotations are strings: model.py uses `from __future__ import annotations`)
+_PREDICATES = {
+    "str": lambda v: isinstance(v, str),
+    "str | None": lambda v: v is None or isinstance(v, str),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "int | None": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+    "float": lambda v: _is_number(v) or v in ("NaN", "Infinity", "-Infinity"),
+    "bool": lambda v: isinstance(v, bool),
+    "dict": lambda v: isinstance(v, dict),
+    "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "list[dict]": lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
+    "Any": lambda v: True,
+}
+
+
+def _check_fields(data: dict, cls, where: str, skip: tuple[str, ...] = ()) -> None:
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if f.name not in data:
+            if required:
+                raise ValueError(f"{where}: missing field '{f.name}'")
+            continue
+        check = _PREDICATES.get(str(f.type))
+        if check is not None and not check(data[f.name]):
+            raise ValueError(f"{where}: field '{f.name}' should be {f.type}, "
+                             f"got {type(data[f.name]).__name__}")
+
+
+def check_meta_record(record: dict) -> None:
+    if not _depth_ok(record):
+        raise ValueError(f"meta record nested deeper than {MAX_DEPTH} levels")
+
+
+def check_run_record(record: dict) -> None:
+    """Raise ValueError unless `record` has the shape `Outcome.from_json` and the report expect."""
+    if not _depth_ok(record):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels, or text with lone surrogates")
+    _check_fields(record, Outcome, "run record", skip=("oracles", "error", "jobs"))
+    if record["state"] not in STATES:
+        raise ValueError(f"unknown state {printable(record['state'], 40)!r}")
+    for n, arg in enumerate(record.get("args", [])):
+        for key in ("name", "kind", "activity", "dtype"):
+            if key in arg and not isinstance(arg[key], (str, type(None))):
+                raise ValueError(f"args[{n}].{key} should be a string")
+        if "shape" in arg and not (isinstance(arg["shape"], list) and all(_is_number(x) for x in arg["shape"])):
+            raise ValueError(f"args[{n}].shape should be a list of integers")
+    for kernel, facts in record.get("ptx", {}).items():
+        if not isinstance(facts, dict) or not all(_is_number(v) for v in facts.values()):
+            raise ValueError(f"ptx[{printable(kernel, 60)!r}] should map facts to numbers")
+    if not all(isinstance(v, str) for v in record.get("sources", {}).values()):
+        raise ValueError("sources should map modes to paths")
+    if not all(_PREDICATES["float"](v) for v in record.get("timings", {}).values()):
+        raise ValueError("timings should map phases to seconds")
+    oracles = record.get("oracles", [])
+    if not isinstance(oracles, list):
+        raise ValueError("oracles should be a list")
+    for n, oracle in enumerate(oracles):
+        _check_fields(oracle, OracleVerdict, f"oracles[{n}]", skip=("worst",))
+        worst = oracle.get("worst", [])
+        if not isinstance(worst, list):
+            raise ValueError(f"oracles[{n}].worst should be a list")
+        for m, entry in enumerate(worst):
+            _check_fields(entry, WorstEntry, f"oracles[{n}].worst[{m}]")
+            if set(entry) - {f.name for f in dataclasses.fields(WorstEntry)}:
+                raise ValueError(f"oracles[{n}].worst[{m}] has unknown fields")
+        if set(oracle) - {f.name for f in dataclasses.fields(OracleVerdict)}:
+            raise ValueError(f"oracles[{n}] has unknown fields")
+    if record.get("error") is not None:
+        _check_fields(record["error"], ErrorRecord, "error")
+        if set(record["error"]) - {f.name for f in dataclasses.fields(ErrorRecord)}:
+            raise ValueError("error has unknown fields")
+    jobs = record.get("jobs", [])
+    if not isinstance(jobs, list):
+        raise ValueError("jobs should be a list")
+    for n, job in enumerate(jobs):
+        _check_fields(job, JobRecord, f"jobs[{n}]")
+        if set(job) - {f.name for f in dataclasses.fields(JobRecord)}:
+            raise ValueError(f"jobs[{n}] has unknown fields")
