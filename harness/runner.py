@@ -82,8 +82,9 @@ class Runner:
         error = None
         try:
             if self.backend.poisoned:
-                raise KernelFaultError("not run: an earlier kernel fault left this process's CUDA context "
-                                       "unusable (run with -n so a fresh worker takes over)")
+                raise KernelFaultError("not run: " + getattr(
+                    self.backend, "poisoned_reason", "an earlier kernel fault left this process's CUDA context "
+                    "unusable (run with -n so a fresh worker takes over)"))
             with time_limit(self.timeout_s, run.run_id):
                 verdicts = self._execute(run, outcome)
         except Exception as exc:            # every failure of a run is that run's result alone

@@ -14,8 +14,9 @@ class SimBackend(Backend):
         if not config.ENABLE_CUDASIM:
             raise RuntimeError("the sim backend needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
         from numba import cuda
-        from .sim_warp import install
-        install()                             # the simulator has no warp shuffles of its own
+        from . import sim_block, sim_warp
+        sim_warp.install()                    # the simulator has no warp shuffles of its own
+        sim_block.install()                   # a GPU's launch limits and barrier rules; stoppable launches
         self.cuda = cuda
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
@@ -38,6 +39,8 @@ class SimBackend(Backend):
         # out and refuse when not contiguous. So strided views keep their layout and arguments that
         # share memory share it inside the kernel too, as device arrays do on a GPU.
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        from .sim_block import check_launch_dims
+        check_launch_dims(tuple(np.atleast_1d(grid)), tuple(np.atleast_1d(block)))
         compiled[grid, block](*[FakeCUDAArray(a) if isinstance(a, np.ndarray) and a.ndim > 0 else a
                                 for a in args])
 
@@ -46,6 +49,21 @@ class SimBackend(Backend):
         if isinstance(exc, IndexError):
             return f"out-of-bounds access ({exc})"
         return None
+
+    @property
+    def poisoned(self) -> bool:
+        from .sim_block import stuck_threads
+        return bool(stuck_threads)
+
+    @property
+    def poisoned_reason(self) -> str:
+        return (f"an earlier launch that timed out left {len(self._stuck())} simulator threads that could not "
+                "be stopped in this process (run with -n so a fresh worker takes over)")
+
+    @staticmethod
+    def _stuck():
+        from .sim_block import stuck_threads
+        return stuck_threads
 
 
 def _strided_copy(view: np.ndarray) -> np.ndarray:

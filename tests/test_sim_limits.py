@@ -1,0 +1,104 @@
+"""Issue 11 items 4 and 12: the simulator refuses what a GPU refuses and survives a hung launch.
+
+A block of more than 1024 threads, a grid beyond CUDA's limits and a barrier reached by only some
+threads of a block (or different barriers in different branches) are errors, as on a GPU (which
+refuses the launch or hangs). A launch that hangs is stopped when the run's time limit fires: its
+threads are killed, so later launches in the same process run normally.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def sim(launching_backend):
+    if launching_backend.name != "sim":
+        pytest.skip("simulator-only checks")
+    return launching_backend
+
+
+@pytest.fixture(scope="module")
+def k(sim):
+    name = "harness_reliability_kernels"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE / "kernels_reliability.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def launch(sim, fn, grid, block, *args):
+    compiled = sim.compile(fn, None, sim.config())
+    arrays = [sim.asarray(a) for a in args]
+    sim.launch(compiled, grid, block, arrays)
+    return [sim.to_host(a) for a in arrays]
+
+
+@pytest.mark.parametrize("grid, block, fragment", [
+    ((1,), (2048,), "1024 threads"),
+    ((1,), (4096,), "1024 threads"),
+    ((1,), (64, 32, 1), "1024 threads"),
+    ((1,), (1, 1, 128), "block"),
+    ((1, 65536), (1,), "grid"),
+    ((2 ** 31,), (1,), "grid"),
+    ((0,), (32,), "grid"),
+])
+def test_launch_limits_are_refused(sim, k, grid, block, fragment):
+    from harness.errors import KernelError
+    x = np.zeros(32)
+    with pytest.raises(KernelError, match=fragment):
+        launch(sim, k.copy, grid, block, x, x.copy())
+
+
+def test_launch_within_limits_runs(sim, k):
+    x = np.arange(1024.0)
+    _, y = launch(sim, k.copy, (1,), (1024,), x, np.zeros(1024))
+    assert (y == x).all()
+
+
+def test_barrier_reached_by_some_threads_is_an_error(sim, k):
+    from harness.errors import KernelFaultError
+    with pytest.raises(KernelFaultError, match=r"barrier .*16 of 32 threads"):
+        launch(sim, k.barrier_in_half, (1,), (32,), np.zeros(32))
+
+
+def test_different_barriers_in_different_branches_are_an_error(sim, k):
+    from harness.errors import KernelFaultError
+    with pytest.raises(KernelFaultError, match="different barriers"):
+        launch(sim, k.barrier_per_branch, (1,), (32,), np.zeros(32))
+
+
+def test_uniform_barrier_still_works(sim, k):
+    x = np.arange(32.0)
+    x2, _ = launch(sim, k.uniform_barrier, (1,), (32,), x, np.zeros(32))
+    assert (x2 == np.roll(x, -1)).all()
+
+
+def _simulator_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if type(t).__name__ == "BlockThread"]
+
+
+def test_hung_launch_is_killed_and_later_launches_run(sim, k):
+    from harness.errors import LaunchTimeoutError
+    from harness.runner import time_limit
+    started = time.time()
+    with pytest.raises(LaunchTimeoutError):
+        with time_limit(1.0, "spin"):
+            launch(sim, k.spin, (1,), (32,), np.zeros(4))
+    assert time.time() - started < 10
+    assert _simulator_threads() == []            # no thread of the hung launch keeps spinning
+    assert not sim.poisoned
+    x = np.arange(64.0)
+    t0 = time.time()
+    _, y = launch(sim, k.copy, (2,), (32,), x, np.zeros(64))
+    assert (y == x).all() and time.time() - t0 < 5
