@@ -8,12 +8,14 @@ Field types come from the `Outcome` dataclass annotations, so a field added ther
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 from harness.model import STATES, ErrorRecord, JobRecord, OracleVerdict, Outcome, WorstEntry
 
 MAX_DEPTH = 24              # nesting of any value in a record (metrics are flat by contract)
 _SCALARS = (str, int, float, bool, type(None))
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -30,16 +32,24 @@ def _depth_ok(value, depth: int = 0) -> bool:
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _depth_ok(v, depth + 1) for k, v in value.items())
+        return all(_depth_ok(v, depth + 1) for v in value.values())
     if isinstance(value, list):
         return all(_depth_ok(v, depth + 1) for v in value)
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")          # a lone surrogate (valid JSON escape) cannot be written
-        except UnicodeEncodeError:
-            return False
-        return True
     return isinstance(value, _SCALARS)
+
+
+def has_lone_surrogate(line: str) -> bool:
+    """True when a JSON line escapes a lone surrogate (`\\ud800`): valid JSON, but no UTF-8 file
+    (the report) can hold it. Surrogate pairs (emoji) are fine."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return False
+    try:
+        json.dumps(json.loads(line), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):
+        return False                          # the caller's own parse reports it
+    return False
 
 
 def _is_number(value) -> bool:
@@ -61,21 +71,33 @@ _PREDICATES = {
 }
 
 
-def _check_fields(data: dict, cls, where: str, skip: tuple[str, ...] = ()) -> None:
+_SPECS: dict[type, tuple[tuple[str, bool, object, str], ...]] = {}
+_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _spec(cls):
+    """(name, required, predicate, annotation) per field of a record class, computed once."""
+    if cls not in _SPECS:
+        fields = dataclasses.fields(cls)
+        _SPECS[cls] = tuple((f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                             _PREDICATES.get(str(f.type)), str(f.type)) for f in fields)
+        _NAMES[cls] = frozenset(f.name for f in fields)
+    return _SPECS[cls]
+
+
+def _check_fields(data: dict, cls, where: str, skip: tuple[str, ...] = (), closed: bool = False) -> None:
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
-    for f in dataclasses.fields(cls):
-        if f.name in skip:
+    for name, required, check, annotation in _spec(cls):
+        if name in skip:
             continue
-        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        if f.name not in data:
+        if name not in data:
             if required:
-                raise ValueError(f"{where}: missing field '{f.name}'")
-            continue
-        check = _PREDICATES.get(str(f.type))
-        if check is not None and not check(data[f.name]):
-            raise ValueError(f"{where}: field '{f.name}' should be {f.type}, "
-                             f"got {type(data[f.name]).__name__}")
+                raise ValueError(f"{where}: missing field '{name}'")
+        elif check is not None and not check(data[name]):
+            raise ValueError(f"{where}: field '{name}' should be {annotation}, got {type(data[name]).__name__}")
+    if closed and not _NAMES[cls].issuperset(data):
+        raise ValueError(f"{where} has unknown fields")
 
 
 def check_meta_record(record: dict) -> None:
@@ -86,7 +108,7 @@ def check_meta_record(record: dict) -> None:
 def check_run_record(record: dict) -> None:
     """Raise ValueError unless `record` has the shape `Outcome.from_json` and the report expect."""
     if not _depth_ok(record):
-        raise ValueError(f"nested deeper than {MAX_DEPTH} levels, or text with lone surrogates")
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     _check_fields(record, Outcome, "run record", skip=("oracles", "error", "jobs"))
     if record["state"] not in STATES:
         raise ValueError(f"unknown state {printable(record['state'], 40)!r}")
@@ -107,24 +129,16 @@ def check_run_record(record: dict) -> None:
     if not isinstance(oracles, list):
         raise ValueError("oracles should be a list")
     for n, oracle in enumerate(oracles):
-        _check_fields(oracle, OracleVerdict, f"oracles[{n}]", skip=("worst",))
+        _check_fields(oracle, OracleVerdict, f"oracles[{n}]", skip=("worst",), closed=True)
         worst = oracle.get("worst", [])
         if not isinstance(worst, list):
             raise ValueError(f"oracles[{n}].worst should be a list")
         for m, entry in enumerate(worst):
-            _check_fields(entry, WorstEntry, f"oracles[{n}].worst[{m}]")
-            if set(entry) - {f.name for f in dataclasses.fields(WorstEntry)}:
-                raise ValueError(f"oracles[{n}].worst[{m}] has unknown fields")
-        if set(oracle) - {f.name for f in dataclasses.fields(OracleVerdict)}:
-            raise ValueError(f"oracles[{n}] has unknown fields")
+            _check_fields(entry, WorstEntry, f"oracles[{n}].worst[{m}]", closed=True)
     if record.get("error") is not None:
-        _check_fields(record["error"], ErrorRecord, "error")
-        if set(record["error"]) - {f.name for f in dataclasses.fields(ErrorRecord)}:
-            raise ValueError("error has unknown fields")
+        _check_fields(record["error"], ErrorRecord, "error", closed=True)
     jobs = record.get("jobs", [])
     if not isinstance(jobs, list):
         raise ValueError("jobs should be a list")
     for n, job in enumerate(jobs):
-        _check_fields(job, JobRecord, f"jobs[{n}]")
-        if set(job) - {f.name for f in dataclasses.fields(JobRecord)}:
-            raise ValueError(f"jobs[{n}] has unknown fields")
+        _check_fields(job, JobRecord, f"jobs[{n}]", closed=True)

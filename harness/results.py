@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import Outcome
-from harness.record_check import check_meta_record, check_run_record, printable
+from harness.record_check import check_meta_record, check_run_record, has_lone_surrogate, printable
 
 SCHEMA_VERSION = 1
 
@@ -159,6 +159,8 @@ def read_results(path: str | os.PathLike) -> tuple[dict, list[Outcome]]:
             if not line.strip():
                 continue
             try:
+                if has_lone_surrogate(line):
+                    raise ValueError("text with a lone surrogate (not valid Unicode)")
                 record = json.loads(line)
                 if not isinstance(record, dict):
                     raise ValueError("not a JSON object")

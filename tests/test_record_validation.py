@@ -63,6 +63,15 @@ def test_malformed_record_is_skipped_with_a_warning(tmp_path, name):
     assert len(meta["warnings"]) == 1 and ":2:" in meta["warnings"][0]
 
 
+def test_lone_surrogate_is_skipped_and_pairs_are_kept(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(good_record(title="ok \U0001F600")) + "\n"
+                    + json.dumps(good_record(run_id="cases/b.yaml::r")).replace('"t"', '"\\udc80"') + "\n")
+    meta, outcomes = read_results(path)
+    assert [o.title for o in outcomes] == ["ok \U0001F600"] and len(meta["warnings"]) == 1
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+
+
 def test_deeply_nested_json_line_is_skipped(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(good_record()) + "\n" + "[" * 100000 + "]" * 100000 + "\n")
