@@ -20,10 +20,12 @@ def pytest_addoption(parser):
     group.addoption("--backend", default=None, choices=("auto", "sim", "ptx", "cuda"),
                     help="where kernels run: auto (cuda when a GPU is visible, else sim), sim, ptx, cuda "
                          "[env HARNESS_BACKEND]")
-    group.addoption("--results", default="reports/results.jsonl",
-                    help="JSON-lines results file written as runs finish (default %(default)s)")
-    group.addoption("--html", default="reports/index.html",
-                    help="HTML report written at the end of the session ('' to skip; default %(default)s)")
+    group.addoption("--results", default=None,
+                    help="JSON-lines results file, appended to as runs finish ('' for none; default: a new "
+                         "folder reports/sessions/<time>-<backend>-<pid>/ per session, listed in reports/index.html)")
+    group.addoption("--html", default=None,
+                    help="HTML report of this session, written at its end ('' to skip; default: index.html in "
+                         "the session folder, or beside --results FILE as FILE.html)")
 
 
 def _is_controller(config) -> bool:
@@ -31,13 +33,49 @@ def _is_controller(config) -> bool:
 
 
 def pytest_configure(config):
-    from .backends import prepare_environment, resolve
-    name = resolve(config.getoption("backend"))
+    from .backends import prepare_environment
+    try:
+        name = _check_start(config)
+    except ValueError as exc:                 # misuse: one clear line, before anything runs
+        raise pytest.UsageError(str(exc)) from None
     config.harness_backend = name
     os.environ["HARNESS_BACKEND"] = name       # xdist workers inherit the choice
     prepare_environment(name)                  # before anything imports numba
     config.addinivalue_line("markers", "harness_case: a run of a YAML case")
-    config.harness_writer = None
+    if _is_controller(config):
+        global _session_config
+        _session_config = config
+        config.stash[_OUTPUT] = _make_output(config, name)
+
+
+def _check_start(config) -> str:
+    """The backend to use, after checking the options and environment a session depends on."""
+    from .backends import cupy_available, resolve, run_timeout_from_env
+    name = resolve(config.getoption("backend"))
+    if name == "cuda" and _is_controller(config) and not cupy_available():
+        raise ValueError("--backend cuda needs cupy, which is not installed (pip install .[gpu]); "
+                         "use --backend sim or ptx without a GPU")
+    run_timeout_from_env()
+    return name
+
+
+def _make_output(config, backend):
+    from .session_output import OutputOptionError, SessionOutput, session_scope
+    option = config.option
+    selecting = bool(getattr(option, "keyword", "") or getattr(option, "markexpr", "")
+                     or getattr(option, "deselect", None) or getattr(option, "lf", False)
+                     or getattr(option, "maxfail", 0))
+    cwd = Path(config.invocation_params.dir)
+    args = [str(a) for a in config.args]
+    output = SessionOutput(root=Path(config.rootpath), cwd=cwd, backend=backend,
+                           results=config.getoption("results"), html=config.getoption("html"),
+                           scope=session_scope(Path(config.rootpath), cwd, args, selecting),
+                           command=["pytest", *map(str, config.invocation_params.args)])
+    try:
+        output.check()
+    except OutputOptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return output
 
 
 def _case_dir(path: Path) -> bool:
@@ -173,59 +211,62 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 # ----------------------------------------------------------------------------- results and report
+# The controller records every outcome through the session's SessionOutput (harness/sessions.py
+# describes where results and reports go); workers only hand outcomes over on their reports.
 
+_OUTPUT = pytest.StashKey["object"]()
 _session_config = None
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection(session):
-    global _session_config
-    _session_config = session.config
-
-
-def _writer(config):
-    """The session's results writer, created with the first outcome (so sessions that run no
-    case, such as the harness's own unit tests, leave reports/ alone)."""
-    if config.harness_writer is None and config.getoption("results"):
-        from .results import ResultsWriter, collect_metadata
-        path = Path(config.getoption("results"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            path.unlink()                  # one results file per session; keep old ones as baselines
-        config.harness_writer = ResultsWriter(path)
-        config.harness_writer.write_meta(collect_metadata(config.harness_backend))
-    return config.harness_writer
+def _output(config):
+    return config.stash.get(_OUTPUT, None) if config is not None else None
 
 
 def pytest_runtest_logreport(report):
     if report.when != "call" and not (report.when == "setup" and report.failed):
         return
-    config = _session_config
-    if config is None or not _is_controller(config):
+    output = _output(_session_config)
+    if output is None:
         return
     for key, value in getattr(report, "user_properties", []):
         if key == OUTCOME_KEY:
-            writer = _writer(config)
-            if writer is not None:
-                writer.append(value)
+            output.record(report.nodeid, value)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """pytest-xdist: the worker running `crashitem` died. Record the run as ERROR (crash), unless
+    its outcome was recorded already: then the worker left on purpose after it (a poisoned device
+    context, a launch that could not be stopped) and this report is a duplicate, hidden below."""
+    output = _output(_session_config)
+    if output is None:
+        return None
+    if crashitem in output.recorded:
+        report.outcome = "passed"
+        report.harness_duplicate = True
+        return None
+    worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "a worker")
+    output.record_crash(crashitem, worker)
+    report.longrepr = f"{report.longrepr}\n(recorded in the results as ERROR, category crash)"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report, config):
+    if getattr(report, "harness_duplicate", False):
+        return "", "", ""
+    return None
 
 
 def pytest_sessionfinish(session, exitstatus):
-    config = session.config
-    writer = getattr(config, "harness_writer", None)
-    html = config.getoption("html")
-    if not _is_controller(config) or writer is None or not html:
-        return
-    try:
-        from .report import build_report
-        summary = build_report([Path(config.getoption("results"))], Path(html))
-    except Exception as exc:              # a broken report must not hide the test results
-        summary = f"report not written: {type(exc).__name__}: {exc}"
-    config._harness_summary = summary
+    output = _output(session.config) if _is_controller(session.config) else None
+    if output is not None:
+        output.finish(exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    summary = getattr(config, "_harness_summary", None)
-    if summary:
+    output = _output(config)
+    if output is not None and output.summary:
         terminalreporter.write_sep("-", "harness report")
-        terminalreporter.write_line(summary)
+        for line in output.summary:
+            terminalreporter.write_line(line)

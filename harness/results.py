@@ -12,6 +12,7 @@ finished record on disk; the reader skips a torn last line instead of failing.
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import json
 import math
 import os
@@ -90,38 +91,55 @@ def _record_from(outcome_or_dict: Outcome | dict) -> dict:
 
 
 class ResultsWriter:
-    """Appends meta and run records to a JSON-lines results file.
+    """Appends meta, run and end records to a JSON-lines results file.
 
-    Opened in append mode so that several sessions (or a rerun after a crash) extend one file; a
-    reader treats a later record with the same run id and backend as replacing the earlier one.
-    Thread-safe: pytest's controller may report from more than one thread.
+    Opened in append mode and never truncated: several sessions (or a rerun after a crash) extend
+    one file, and each record carries its session's id when one is given. Every record is one
+    write under an exclusive lock (fcntl.flock), so concurrent sessions appending to the same
+    file interleave whole lines and lose none. Thread-safe: pytest's controller may report from
+    more than one thread.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, session: str | None = None):
         self.path = Path(path)
+        self.session = session
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._file = open(self.path, "a", encoding="utf-8")
-        # A writer killed mid-record leaves a line with no newline; start on a fresh line so the
-        # next record is not glued to the torn one (the reader then skips only the torn part).
-        if self._file.tell() > 0 and not _ends_with_newline(self.path):
-            self._write_line("")
 
     def write_meta(self, meta: dict) -> None:
         record = {k: v for k, v in meta.items() if k != "type"}
         record.setdefault("schema", SCHEMA_VERSION)
-        self._write_line(_encode({"type": "meta", **record}))
+        self._write_record({"type": "meta", **record})
 
     def append(self, outcome_or_dict: Outcome | dict) -> None:
-        self._write_line(_encode(_record_from(outcome_or_dict)))
+        self._write_record(_record_from(outcome_or_dict))
+
+    def write_end(self, **facts) -> None:
+        """The session's last record: it ran to the end (exit status, run count, time)."""
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        self._write_record({"type": "end", "finished": now, **facts})
+
+    def _write_record(self, record: dict) -> None:
+        if self.session is not None:
+            record = {**record, "session": self.session}
+        self._write_line(_encode(record))
 
     def _write_line(self, line: str) -> None:
         with self._lock:
             if self._file.closed:
                 raise ValueError(f"{self.path}: results writer is closed")
-            self._file.write(line + "\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)
+            try:
+                # A writer killed mid-record leaves a line with no newline; start on a fresh line so
+                # this record is not glued to the torn one (the reader then skips only the torn part).
+                if os.fstat(self._file.fileno()).st_size > 0 and not _ends_with_newline(self.path):
+                    line = "\n" + line
+                self._file.write(line + "\n")
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            finally:
+                fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
 
     def close(self) -> None:
         with self._lock:
@@ -141,13 +159,14 @@ def _ends_with_newline(path: Path) -> bool:
         return fh.read(1) == b"\n"
 
 
-def read_results(path: str | os.PathLike) -> tuple[dict, list[Outcome]]:
+def read_results(path: str | os.PathLike, session: str | None = None) -> tuple[dict, list[Outcome]]:
     """Read a results file: (meta, outcomes in file order).
 
     Tolerant by design, because the file may come from a killed run: a line that is not valid JSON
     or not a valid record (typically the torn last line) is skipped and noted in
     meta["warnings"]. When a file holds several sessions, the last meta line is returned and
     meta["sessions"] counts them. Lines of unknown type are ignored (forward compatibility).
+    With `session`, only that session's records are read (a file that several sessions append to).
     """
     path = Path(path)
     meta: dict = {}
@@ -165,6 +184,8 @@ def read_results(path: str | os.PathLike) -> tuple[dict, list[Outcome]]:
                 if not isinstance(record, dict):
                     raise ValueError("not a JSON object")
                 kind = record.get("type", "run" if "run_id" in record else None)
+                if session is not None and record.get("session") != session:
+                    continue
                 if kind == "meta":
                     check_meta_record(record)
                     meta = {k: v for k, v in record.items() if k != "type"}

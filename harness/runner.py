@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .backends import get_backend
+from .backends import get_backend, run_timeout_from_env
 from .cases.expand import apply_dtype
 from .engine.launch import Engine, EngineOptions, LaunchConfig
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
@@ -62,7 +62,7 @@ def time_limit(seconds: float, what: str):
 class Runner:
     def __init__(self, root: Path, backend_name: str | None = None, timeout_s: float | None = None):
         self.root = Path(root)
-        self.timeout_s = float(os.environ.get("HARNESS_RUN_TIMEOUT", 300)) if timeout_s is None else timeout_s
+        self.timeout_s = run_timeout_from_env() if timeout_s is None else timeout_s
         self.backend = get_backend(backend_name)
         self._engines: dict[tuple, Engine] = {}
 

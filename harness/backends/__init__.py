@@ -31,6 +31,7 @@ def cupy_available() -> bool:
 
 
 def resolve(name: str | None) -> str:
+    explicit = bool(name)
     name = name or os.environ.get("HARNESS_BACKEND") or "auto"
     if name == "auto":
         if gpu_available():
@@ -40,8 +41,28 @@ def resolve(name: str | None) -> str:
                   "using the simulator", file=sys.stderr)
         return "sim"
     if name not in BACKENDS:
-        raise ValueError(f"unknown backend '{name}' (choose from auto, {', '.join(BACKENDS)})")
+        source = "" if explicit else f"HARNESS_BACKEND={name!r}: "
+        raise ValueError(f"{source}unknown backend '{name}' (choose from auto, {', '.join(BACKENDS)})")
     return name
+
+
+DEFAULT_RUN_TIMEOUT_S = 300.0
+
+
+def run_timeout_from_env() -> float:
+    """HARNESS_RUN_TIMEOUT: seconds one run may take (default 300; 0 for no limit). ValueError
+    with a one-line message for anything else; the plugin checks it when a session starts."""
+    text = os.environ.get("HARNESS_RUN_TIMEOUT", "").strip()
+    if not text:
+        return DEFAULT_RUN_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"HARNESS_RUN_TIMEOUT={text!r}: expected the seconds one run may take, a number "
+                         f">= 0 (0: no limit; default {DEFAULT_RUN_TIMEOUT_S:g})")
+    return value
 
 
 def prepare_environment(name: str) -> None:

@@ -44,14 +44,16 @@ def summary_line(path, state_counts: dict[str, int]) -> str:
     return f"{path}: {total} runs" + (": " + ", ".join(parts) if parts else "")
 
 
-def read_many(paths: Iterable[str | Path]) -> tuple[list[tuple[str, dict]], list[Outcome], list[str]]:
+def read_many(paths: Iterable[str | Path], session: str | None = None
+              ) -> tuple[list[tuple[str, dict]], list[Outcome], list[str]]:
     """Merge results files in order: (per-file meta, all outcomes, warnings).
 
     A later record with the same (run id, backend) replaces an earlier one, also across files.
+    With `session`, only that session's records count (see harness/sessions.py).
     """
     metas, outcomes, warnings = [], [], []
     for path in paths:
-        meta, runs = read_results(path)
+        meta, runs = read_results(path, session=session)
         warnings.extend(meta.pop("warnings", []))
         metas.append((str(path), meta))
         outcomes.extend(runs)
@@ -77,9 +79,10 @@ def build_report(results: Iterable[str | Path], output: str | Path = "reports/in
 def write_report(results: Iterable[str | Path], output: str | Path = "reports/index.html", *,
                  baseline: Iterable[str | Path] = (), bench: str | Path | None = None,
                  categories: str | Path | None = None, title: str = "GPU AD compatibility report",
-                 embed_sources: str = "failures", source_roots: Iterable[Path] = ()) -> ReportResult:
+                 embed_sources: str = "failures", source_roots: Iterable[Path] = (),
+                 session: str | None = None) -> ReportResult:
     results = [Path(p) for p in results]
-    metas, outcomes, warnings = read_many(results)
+    metas, outcomes, warnings = read_many(results, session=session)
     # Generated sources are read from a project's .cache/harness/generated only: the working
     # directory's, then that of a project holding each results file (reports/results.jsonl or
     # reports/sessions/ID/results.jsonl -> a few folders up).

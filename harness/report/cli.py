@@ -7,6 +7,7 @@ import sys
 from harness.report import write_report
 from harness.record_check import printable
 from harness.report.categories import CategoryConfigError
+from harness.session_output import OutputOptionError, check_report_target
 
 
 def add_report_parser(subparsers) -> argparse.ArgumentParser:
@@ -32,10 +33,11 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
 
 def run_report(args: argparse.Namespace) -> int:
     try:
+        check_report_target(args.output, "-o")
         result = write_report(args.results, args.output, baseline=args.baseline, bench=args.bench,
                               categories=args.categories, title=args.title,
                               embed_sources=args.embed_sources)
-    except (OSError, ValueError, CategoryConfigError) as exc:
+    except (OSError, ValueError, CategoryConfigError, OutputOptionError) as exc:
         # OSError: a missing or unreadable input, or an unwritable output; ValueError: a bad
         # bench file. Both are the user's to fix, so a one-line message rather than a traceback.
         print(printable(f"harness report: error: {exc}"), file=sys.stderr)

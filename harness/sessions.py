@@ -1,0 +1,167 @@
+"""Where a pytest session's results and report go, so that no session loses or clobbers another's.
+
+Two layouts (docs/report.md, "Sessions"):
+
+- default: every session that runs cases gets its own folder
+  `reports/sessions/<UTC time>-<backend>-<pid>/` holding `results.jsonl` and `index.html`; the
+  folder is created exclusively, so concurrent sessions never share one. At the end of each session
+  `reports/index.html` is rewritten as the index of sessions: the latest complete full run first,
+  then every session, newest first. A partial run (one file, `-k`, a repro command) therefore lands
+  beside the last full run, never over it.
+- explicit `--results FILE`: the file is appended to (never truncated or unlinked); every record
+  carries the session id, each write is one locked append, so concurrent sessions on one file
+  interleave whole records and lose none. The session's own report shows only its own records.
+
+Records: `meta` (first, with `session`, `scope`, `command`), `run` (with `session`) and `end` (last:
+`exitstatus`, `runs`, `finished`). A session without an `end` record was interrupted (or still runs).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.record_check import printable
+
+SESSIONS_DIR = "sessions"
+RESULTS_NAME = "results.jsonl"
+REPORT_NAME = "index.html"
+INDEX_LIMIT = 500                  # sessions listed on the index page (newest first)
+
+
+def new_session_id(backend: str) -> str:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{backend}-{os.getpid()}"
+
+
+def create_session_dir(reports_dir: Path, session_id: str) -> tuple[Path, str]:
+    """A fresh folder for one session (exclusive: a clash gets a suffix); returns (folder, id)."""
+    parent = Path(reports_dir) / SESSIONS_DIR
+    parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1000):
+        name = session_id if n == 0 else f"{session_id}.{n}"
+        try:
+            (parent / name).mkdir()
+            return parent / name, name
+        except FileExistsError:
+            continue
+    raise OSError(f"{parent}: cannot create a session folder for {session_id}")
+
+
+@dataclass
+class SessionInfo:
+    folder: Path
+    session: str
+    started: str = ""
+    backend: str = ""
+    scope: str = "partial"
+    command: list = field(default_factory=list)
+    git_revision: str | None = None
+    finished: str | None = None
+    exitstatus: int | None = None
+    counts: dict = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.finished is not None and self.exitstatus in (0, 1)   # ran to the end (failures allowed)
+
+    @property
+    def results(self) -> Path:
+        return self.folder / RESULTS_NAME
+
+    @property
+    def report(self) -> Path:
+        return self.folder / REPORT_NAME
+
+
+def read_session(folder: Path) -> SessionInfo | None:
+    """The facts of one session folder (None when it holds no results file)."""
+    from harness.results import read_results
+    path = Path(folder) / RESULTS_NAME
+    if not path.is_file():
+        return None
+    info = SessionInfo(folder=Path(folder), session=Path(folder).name)
+    try:
+        meta, outcomes = read_results(path)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith('{"type":"end"'):
+                    try:
+                        end = json.loads(line)
+                    except ValueError:
+                        continue
+                    info.finished = str(end.get("finished", "")) or None
+                    status = end.get("exitstatus")
+                    info.exitstatus = status if isinstance(status, int) else None
+    except (OSError, ValueError):
+        return info
+    info.started = str(meta.get("started", ""))
+    info.backend = str(meta.get("backend", ""))
+    info.scope = "full" if meta.get("scope") == "full" else "partial"
+    info.command = [str(a) for a in meta.get("command", [])] if isinstance(meta.get("command"), list) else []
+    info.git_revision = meta.get("git_revision") if isinstance(meta.get("git_revision"), str) else None
+    from harness.report.compare import latest_by_key
+    for outcome in latest_by_key(outcomes).values():
+        info.counts[outcome.state] = info.counts.get(outcome.state, 0) + 1
+    return info
+
+
+def list_sessions(reports_dir: Path) -> list[SessionInfo]:
+    """Every session under reports_dir, newest first (folder names start with the UTC time)."""
+    parent = Path(reports_dir) / SESSIONS_DIR
+    if not parent.is_dir():
+        return []
+    folders = sorted((p for p in parent.iterdir() if p.is_dir() and not p.is_symlink()),
+                     key=lambda p: p.name, reverse=True)[:INDEX_LIMIT]
+    return [info for info in map(read_session, folders) if info is not None]
+
+
+def latest_full(reports_dir: Path) -> SessionInfo | None:
+    """The newest complete full run (every case of the project, run to the end), or None."""
+    return next((s for s in list_sessions(reports_dir) if s.scope == "full" and s.complete), None)
+
+
+def _counts_text(counts: dict) -> str:
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return f"{total} runs" + (f": {parts}" if parts else "")
+
+
+def _row(info: SessionInfo, reports_dir: Path) -> str:
+    e = lambda text: html.escape(printable(text, 300))    # noqa: E731
+    report = info.report.relative_to(reports_dir).as_posix()
+    results = info.results.relative_to(reports_dir).as_posix()
+    status = "interrupted or running" if info.finished is None else f"exit {info.exitstatus}"
+    link = f'<a href="{html.escape(report)}">{e(info.session)}</a>' if info.report.is_file() else e(info.session)
+    return (f"<tr><td>{link}</td><td>{e(info.scope)}</td><td>{e(info.backend)}</td><td>{e(info.started)}</td>"
+            f"<td>{e(status)}</td><td>{e(_counts_text(info.counts))}</td><td><code>{e(' '.join(info.command))}</code></td>"
+            f'<td><a href="{html.escape(results)}">results</a></td></tr>')
+
+
+def render_index(reports_dir: Path, sessions: list[SessionInfo]) -> str:
+    reports_dir = Path(reports_dir)
+    full = next((s for s in sessions if s.scope == "full" and s.complete), None)
+    head = ("<tr><th>session</th><th>scope</th><th>backend</th><th>started (UTC)</th><th>status</th>"
+            "<th>runs</th><th>command</th><th>results</th></tr>")
+    latest = (f"<h2>Latest full run</h2><table>{head}{_row(full, reports_dir)}</table>" if full else
+              "<h2>Latest full run</h2><p>No complete full run yet (run <code>harness run</code>).</p>")
+    rows = "".join(_row(s, reports_dir) for s in sessions)
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>GPU AD sessions</title>"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            "<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}"
+            "code{font-size:12px}</style></head><body><h1>GPU AD harness: sessions</h1>"
+            f"{latest}<h2>All sessions, newest first</h2><table>{head}{rows}</table>"
+            "<p>Each session has its own folder under <code>sessions/</code>; delete old ones freely.</p>"
+            "</body></html>\n")
+
+
+def write_index(reports_dir: Path) -> Path:
+    """Rewrite reports_dir/index.html from the session folders (atomic; safe to race: each writer
+    renders every folder it sees)."""
+    from harness.results import atomic_write_text
+    reports_dir = Path(reports_dir)
+    return atomic_write_text(reports_dir / "index.html", render_index(reports_dir, list_sessions(reports_dir)))
