@@ -1,4 +1,4 @@
-"""`harness report RESULTS... -o reports/index.html [--baseline OLD] [--bench B.json] [--categories F]`."""
+"""`harness report RESULTS... -o reports/report.html [--baseline OLD] [--bench B.json] [--categories F]`."""
 from __future__ import annotations
 
 import argparse
@@ -16,8 +16,9 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
         description="Render one or more JSON-lines results files into a self-contained HTML page. "
                     "Several files are merged; a later record of the same run replaces an earlier one.")
     parser.add_argument("results", nargs="+", metavar="RESULTS", help="results file(s) (JSON lines)")
-    parser.add_argument("-o", "--output", default="reports/index.html", help="HTML file to write "
-                        "(default: %(default)s)")
+    parser.add_argument("-o", "--output", default="reports/report.html", help="HTML file to write "
+                        "(default: %(default)s; reports/index.html is the sessions index that pytest sessions "
+                        "rewrite)")
     parser.add_argument("--baseline", action="append", default=[], metavar="OLD_RESULTS",
                         help="results to compare against (repeatable; merged like RESULTS)")
     parser.add_argument("--bench", metavar="BENCH.json", help="benchmark JSON for bar charts: "
