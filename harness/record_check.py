@@ -11,7 +11,8 @@ import dataclasses
 import json
 import re
 
-from harness.model import STATES, ErrorRecord, JobRecord, OracleVerdict, Outcome, WorstEntry
+from harness.model import ErrorRecord, JobRecord, OracleVerdict, Outcome, WorstEntry
+from harness.policy import STATES
 
 MAX_DEPTH = 24              # nesting of any value in a record (metrics are flat by contract)
 _SCALARS = (str, int, float, bool, type(None))
