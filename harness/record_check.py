@@ -15,7 +15,6 @@ from harness.model import ErrorRecord, JobRecord, OracleVerdict, Outcome, WorstE
 from harness.policy import STATES
 
 MAX_DEPTH = 24              # nesting of any value in a record (metrics are flat by contract)
-_SCALARS = (str, int, float, bool, type(None))
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -29,14 +28,16 @@ def printable(text: object, limit: int = 500) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def _depth_ok(value, depth: int = 0) -> bool:
-    if depth > MAX_DEPTH:
-        return False
-    if isinstance(value, dict):
-        return all(_depth_ok(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return all(_depth_ok(v, depth + 1) for v in value)
-    return isinstance(value, _SCALARS)
+def too_deep(value, limit: int = MAX_DEPTH) -> bool:
+    """True when arrays and objects nest more than `limit` levels (iterative: no recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def has_lone_surrogate(line: str) -> bool:
@@ -101,15 +102,8 @@ def _check_fields(data: dict, cls, where: str, skip: tuple[str, ...] = (), close
         raise ValueError(f"{where} has unknown fields")
 
 
-def check_meta_record(record: dict) -> None:
-    if not _depth_ok(record):
-        raise ValueError(f"meta record nested deeper than {MAX_DEPTH} levels")
-
-
 def check_run_record(record: dict) -> None:
     """Raise ValueError unless `record` has the shape `Outcome.from_json` and the report expect."""
-    if not _depth_ok(record):
-        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     _check_fields(record, Outcome, "run record", skip=("oracles", "error", "jobs"))
     if record["state"] not in STATES:
         raise ValueError(f"unknown state {printable(record['state'], 40)!r}")

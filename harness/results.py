@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import Outcome
-from harness.record_check import check_meta_record, check_run_record, has_lone_surrogate, printable
+from harness.record_check import MAX_DEPTH, check_run_record, has_lone_surrogate, printable, too_deep
 
 SCHEMA_VERSION = 1
 
@@ -183,11 +183,12 @@ def read_results(path: str | os.PathLike, session: str | None = None) -> tuple[d
                 record = json.loads(line)
                 if not isinstance(record, dict):
                     raise ValueError("not a JSON object")
+                if too_deep(record):               # (json itself stops at ~1000 levels: RecursionError)
+                    raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
                 kind = record.get("type", "run" if "run_id" in record else None)
                 if session is not None and record.get("session") != session:
                     continue
                 if kind == "meta":
-                    check_meta_record(record)
                     meta = {k: v for k, v in record.items() if k != "type"}
                     sessions += 1
                 elif kind == "run":
