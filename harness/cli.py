@@ -8,6 +8,9 @@ from harness.bench.cli import add_bench_parser
 from harness.mutation_run import add_mutate_parser
 from harness.report.cli import add_report_parser
 from harness.run_cli import add_run_parser
+from harness.tools.new import add_new_parser
+from harness.tools.reduce import add_reduce_parser
+from harness.tools.show import add_show_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_run_parser(subparsers)
     add_bench_parser(subparsers)
+    add_show_parser(subparsers)
+    add_new_parser(subparsers)
+    add_reduce_parser(subparsers)
     return parser
 
 

@@ -1,6 +1,7 @@
 """A readable account of a failed run, for pytest's failure output and the command line."""
 from __future__ import annotations
 
+from .labels import pair_labels
 from .model import Outcome
 
 
@@ -20,7 +21,8 @@ def explain_outcome(o: Outcome) -> str:
         for v in o.oracles:
             lines.append(f"    {v.verdict.upper():5} {v.name}: {v.message}")
             if v.worst and v.verdict != "pass":
-                lines.append(f"          {'entry':>18} {'AD':>13} {'FD':>13} {'abs err':>11} {'rel err':>11}")
+                first, second = pair_labels(v.name)
+                lines.append(f"          {'entry':>18} {first:>13} {second:>13} {'abs err':>11} {'rel err':>11}")
                 for w in v.worst[:8]:
                     lines.append(f"          {w.index:>18} {_num(w.ad):>13} {_num(w.fd):>13} "
                                  f"{w.abs_err:11.3g} {w.rel_err:11.3g}")

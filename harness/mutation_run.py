@@ -1,7 +1,7 @@
 """The mutation campaign: run the case suite under every planted bug and show what catches each.
 
     harness mutate --backend sim                     # every mutant, every case, 2 processes at a time
-    harness mutate --mutants drop-atomic,stale-tape --cases cases/loop-*.yaml
+    harness mutate --mutants drop-atomic,stale-tape cases/loop-*.yaml   # case files or globs last
     python -m harness.mutation_run --list            # the registry (harness/mutations.py)
 
 Each mutant, and the unmutated baseline, runs in a fresh subprocess: the backend must be chosen

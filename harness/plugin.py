@@ -26,6 +26,9 @@ def pytest_addoption(parser):
     group.addoption("--html", default=None,
                     help="HTML report of this session, written at its end ('' to skip; default: index.html in "
                          "the session folder, or beside --results FILE as FILE.html)")
+    group.addoption("--baseline", action="append", default=[], metavar="OLD_RESULTS",
+                    help="results file(s) of an earlier session: the session fails (exit 1) only on runs "
+                         "that fail now and did not fail there; failures it already had are listed, not fatal")
 
 
 def _is_controller(config) -> bool:
@@ -46,6 +49,18 @@ def pytest_configure(config):
         global _session_config
         _session_config = config
         config.stash[_OUTPUT] = _make_output(config, name)
+    config.harness_outcomes = []             # this session's records, for --baseline
+    config.harness_other_failures = []       # failed tests that are not case runs (unit tests, crashes)
+    from .backends import announce
+    config.harness_announcement = announce(config.getoption("backend"), name)
+
+
+def pytest_sessionstart(session):
+    # Printed before pytest's header, also under -q (which hides the header): where kernels run.
+    config = session.config
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and _is_controller(config):
+        reporter.write_line(f"harness: {config.harness_announcement}")
 
 
 def _check_start(config) -> str:
@@ -228,9 +243,14 @@ def pytest_runtest_logreport(report):
     output = _output(_session_config)
     if output is None:
         return
+    is_run = False
     for key, value in getattr(report, "user_properties", []):
         if key == OUTCOME_KEY:
+            is_run = True
+            _session_config.harness_outcomes.append(value)
             output.record(report.nodeid, value)
+    if report.failed and not is_run:
+        _session_config.harness_other_failures.append(report.nodeid)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -262,6 +282,45 @@ def pytest_sessionfinish(session, exitstatus):
     output = _output(session.config) if _is_controller(session.config) else None
     if output is not None:
         output.finish(exitstatus)
+    if _is_controller(session.config) and session.config.getoption("baseline"):
+        _judge_against_baseline(session)
+
+
+def _judge_against_baseline(session) -> None:
+    """With --baseline: the exit status says whether a run regressed, not whether any run fails.
+
+    A run is a new failure when it is bad now (FAIL, ZERO, NONDET, ERROR, XPASS) and was not bad in
+    the baseline (harness.report.compare). Failures of anything that is not a case run (unit
+    tests, crashed workers), and collection or internal errors, keep failing the session."""
+    from .model import Outcome
+    from .report import read_many
+    from .report.cli import new_failure_lines
+    from .report.compare import compare
+    config = session.config
+    try:
+        _, baseline, _ = read_many(config.getoption("baseline"))
+    except (OSError, ValueError) as exc:
+        config._harness_baseline_lines = [f"baseline not read: {exc}"]
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
+    current = [Outcome.from_json(record) for record in config.harness_outcomes]
+    comparison = compare(baseline, current)
+    lines = [f"baseline: {comparison.summary()}", *new_failure_lines(comparison)]
+    if comparison.new_failures:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    elif session.exitstatus == pytest.ExitCode.TESTS_FAILED and not config.harness_other_failures:
+        session.exitstatus = pytest.ExitCode.OK
+        lines.append(f"no new failures: the {failing_in_both(baseline, current)} failing run(s) failed in "
+                     "the baseline too; exit status 0")
+    config._harness_baseline_lines = lines
+
+
+def failing_in_both(baseline, current) -> int:
+    """How many runs are bad now and were bad in the baseline."""
+    from .report.compare import BAD_STATES, latest_by_key
+    old = latest_by_key(baseline)
+    return sum(1 for key, o in latest_by_key(current).items()
+               if o.state in BAD_STATES and key in old and old[key].state in BAD_STATES)
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -270,3 +329,8 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_sep("-", "harness report")
         for line in output.summary:
             terminalreporter.write_line(line)
+        announcement = getattr(config, "harness_announcement", "")
+        if "picked by auto" in announcement:      # say why, not only which
+            terminalreporter.write_line(announcement)
+    for line in getattr(config, "_harness_baseline_lines", []):
+        terminalreporter.write_line(line)

@@ -20,15 +20,27 @@ def add_run_parser(subparsers) -> None:
                               description="Run every YAML case (or the given paths) and write the report.")
     p.add_argument("paths", nargs="*", default=None, help="case files or folders (default: the project's cases/)")
     p.add_argument("--backend", default="auto", choices=("auto", "sim", "ptx", "cuda"),
-                   help="auto: cuda when a GPU and cupy are present, else the simulator (default)")
+                   help="auto: cuda when a GPU and cupy are present, else the simulator (default: %(default)s)")
     p.add_argument("-n", "--workers", default="auto", type=_workers_arg,
-                   help="pytest-xdist workers ('auto': one per core, at most 4; '0': no workers)")
+                   help="pytest-xdist workers ('auto': one per core, at most 4; '0': no workers; "
+                        "default: %(default)s)")
     p.add_argument("-o", "--output", default=None,
                    help="HTML report path (default: index.html in the session's folder, reports/sessions/<id>/)")
     p.add_argument("--results", default=None,
                    help="JSON-lines results file, appended to (default: results.jsonl in the session's folder)")
-    p.add_argument("-k", dest="keyword", default=None, help="only runs whose id matches (pytest -k)")
+    p.add_argument("-k", dest="keyword", default=None, help="only runs whose id matches (pytest -k; default: all)")
+    p.add_argument("-t", "--tag", dest="tags", action="append", default=[], metavar="TAG",
+                   help="only cases with this tag (repeatable: any of them; default: all)")
+    p.add_argument("--baseline", action="append", default=[], metavar="OLD_RESULTS",
+                   help="results of an earlier run: exit 1 only on runs that fail now and did not fail there "
+                        "(default: none; exit 1 on any failure)")
     p.set_defaults(func=run_run)
+
+
+def tag_expression(tags: list[str]) -> str:
+    """A pytest -m expression for any of these case tags (the plugin marks a run with each tag,
+    '-' written as '_')."""
+    return " or ".join(tag.replace("-", "_") for tag in tags)
 
 
 def _workers(value: str) -> int:
@@ -75,6 +87,10 @@ def run_run(args) -> int:
         argv += ["-n", str(workers)]
     if args.keyword:
         argv += ["-k", args.keyword]
+    if args.tags:
+        argv += ["-m", tag_expression(args.tags)]
+    for baseline in args.baseline:
+        argv += ["--baseline", str((cwd / baseline).resolve())]
     keeper = _ReportPath()
     os.chdir(root)
     try:

@@ -83,7 +83,7 @@ def test_harness_run_counts_the_malformed_file(project):
                                 "--backend", "sim", "-n", "0", "-o", str(project / "report.html"))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    assert "3 runs: 2 PASS, 1 ERROR" in out, out
+    assert "3 runs on sim: 2 PASS, 1 ERROR" in out, out
     assert len(records) == 3
 
 

@@ -111,6 +111,88 @@ def test_outcome_categories(rules):
     assert categorize_outcome(ruled, rules) == "mixed activity"        # rules win
 
 
+def test_tolerance_failure_is_a_wrong_gradient_whatever_its_message(rules):
+    # issue 15: an FD tolerance failure was filed under race / nondeterminism for its wording
+    worded = outcome(state="FAIL", message="fd-reverse: differs between repeats of the race-free sum; "
+                                           "|err| 0.3 > tol 1e-5")
+    assert categorize_outcome(worded, rules) == "wrong gradient"
+    known_race = outcome(state="XFAIL", message="known bug (lost updates): nondet: 3 launches disagree",
+                         oracles=[OracleVerdict("nondet", "fail", "3 launches disagree")])
+    assert categorize_outcome(known_race, rules) == "race / nondeterminism"
+    known_wrong = outcome(state="XFAIL", message="known bug (race in the original): fd-reverse: |err| 2",
+                          oracles=[OracleVerdict("fd-reverse", "fail", "|err| 2")])
+    assert categorize_outcome(known_wrong, rules) == "wrong gradient"
+    raced = outcome(state="ERROR", error=ErrorRecord("RuntimeError", "a data race between threads"))
+    assert categorize_outcome(raced, rules) == "race / nondeterminism"    # errors keep message rules
+
+
+def test_passing_runs_are_never_categorized(rules):
+    expected_error = outcome("e", state="PASS", error=ErrorRecord("KernelError", "argument 1 is not isbits"))
+    refused = outcome("u", state="UNSUPPORTED", error=ErrorRecord("UnsupportedError", "lgamma has no rule"))
+    failing = outcome("f", state="FAIL", worst=[("out[0]", 0.0, 1.0, 1.0, 1.0)])
+    for run in (expected_error, refused):
+        assert categorize_outcome(run, rules) is None
+    html = render_html([expected_error, refused, failing])
+    categories = html[html.index('id="categories"'):html.index('id="metadata"')]
+    assert "wrong gradient" in categories and "cases/f.yaml" in categories
+    assert "cases/e.yaml" not in categories and "cases/u.yaml" not in categories
+
+
+def test_worst_entries_are_labelled_by_what_the_oracle_compares():
+    run = outcome("d", state="FAIL", oracles=[
+        OracleVerdict("dot", "fail", "", {}, [WorstEntry("dir 0", 1.0, 2.0, 1.0, 0.5)]),
+        OracleVerdict("nondet", "fail", "", {}, [WorstEntry("out[3] (repeat)", 1.0, 1.5, .5, .3)]),
+        OracleVerdict("fd-reverse", "fail", "", {}, [WorstEntry("x[0]", 1.0, 3.0, 2.0, .6)])])
+    html = render_html([run])
+    tables = re.findall(r"<caption>worst entries: ([\w-]+)</caption><tr><th>index</th><th>([^<]*)</th><th>([^<]*)</th>",
+                        html)
+    assert tables == [("dot", "reverse &lt;J^T w, v&gt;", "forward &lt;w, J v&gt;"),
+                      ("nondet", "one launch", "another launch"), ("fd-reverse", "AD", "FD")]
+    assert "<figcaption>one launch vs another launch: nondet</figcaption>" in html
+
+
+def test_no_absolute_paths_of_the_building_machine(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    generated = project / ".cache" / "harness" / "generated" / "add__reverse_0123.py"
+    generated.parent.mkdir(parents=True)
+    generated.write_text("def add__reverse(): pass\n")
+    (project / "reports").mkdir()
+    failing = outcome("a", state="FAIL", worst=[("out[0]", 0.0, 1.0, 1.0, 1.0)],
+                      sources={"reverse": str(generated)},
+                      jobs=[JobRecord(1, "add", "reverse", "sim", {}, source=str(generated))],
+                      error=ErrorRecord("ValueError", f"bad value in {project}/kernels/k.py",
+                                        traceback=f'  File "{project}/harness/runner.py", line 9\n'))
+    passing = outcome("b", "forward", sources={"forward": str(generated)})
+    results = project / "reports" / "results.jsonl"
+    with ResultsWriter(results) as w:
+        w.write_meta({"backend": "sim"})
+        w.append(failing)
+        w.append(passing)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = project / "reports" / "index.html"
+    write_report([results], out)
+    html = out.read_text()
+    assert str(tmp_path) not in html
+    assert "def add__reverse" in html                              # still found and embedded
+    assert ".cache/harness/generated/add__reverse_0123.py" in html  # shown project-relative
+    assert "File &#34;harness/runner.py&#34;" in html and "bad value in kernels/k.py" in html
+    assert "<code>reports/results.jsonl</code>" in html
+
+
+def test_passing_run_names_its_generated_kernel():
+    html = render_html([outcome("p", "forward", sources={"forward": ".cache/harness/generated/p__forward_1.py"}),
+                        outcome("q", "forward", sources={}, error=ErrorRecord("KernelError", "not isbits"))])
+    assert "generated kernel (forward): .cache/harness/generated/p__forward_1.py" in html
+    assert "generated kernel: none (the run raised before code generation: KernelError)" in html
+
+
+def test_counts_are_singular_for_one():
+    html = render_html([outcome("only", "forward")])
+    assert "1 run, 1 case, 1 configuration;" in html
+
+
 @pytest.mark.parametrize("bad, fragment", [
     ({"rules": [{"name": "x", "typo": "y"}]}, "unknown key"),
     ({"rules": [{"name": "x", "type": "("}]}, "invalid regex"),
@@ -167,7 +249,7 @@ def test_every_state_has_its_class():
             for i, state in enumerate(STATES)]
     html = render_html(runs)
     for state in STATES:
-        assert f'<td class="s-{state}"><a href="#run-' in html, state
+        assert f'<a class="r s-{state}" href="#run-' in html, state
         assert f'class="st s-{state}">{state}</span>' in html
     assert html.count("<tr data-case") == len(STATES)
     assert '<svg class="plot"' in html                  # AD vs FD scatter of the failure
@@ -217,7 +299,7 @@ def test_detail_sections_render(tmp_path, monkeypatch):
                   worst=[("A[0]", 0.0, 2.0, 2.0, 1.0), ("A[1]", float("nan"), 1.0, 1.0, 1.0)])
     html = render_html([run])
     assert re.search(r"<code>df</code>.*?<ul class=\"jobs\"><li><code>f</code>", html, re.S)
-    assert "dx[0] += 2 * x[0]" in html and "<summary>generated source: reverse" in html
+    assert "dx[0] += 2 * x[0]" in html and "<summary>generated kernel (reverse):" in html
     assert "<caption>PTX facts</caption>" in html and "local_memory" in html
     assert "worst entries: fd-reverse" in html and "1 non-finite not shown" in html
     assert "pytest cases/nest.yaml -k reverse-float32" in html
@@ -225,16 +307,44 @@ def test_detail_sections_render(tmp_path, monkeypatch):
     assert "wrong gradient" in html                       # category from the bundled rules
 
 
-def test_matrix_columns_and_groups():
+def with_engine(run: Outcome, engine: str) -> Outcome:
+    run.engine = engine                 # the adapters' record field; older records have none
+    return run
+
+
+def test_matrix_columns_are_engine_backend_mode_with_dtypes_in_cells():
     runs = [outcome("a", "forward", tags=["zeta"]), outcome("a", "reverse", tags=["zeta"]),
+            outcome("a", "reverse", dtype="float64", state="FAIL", tags=["zeta"]),
+            outcome("a", "reverse", variant="packed", tags=["zeta"]),
             outcome("b", "reverse", variant="packed", dtype=None, backend="ptx", tags=[]),
-            outcome("c", "forward", dtype="float64", tags=["alpha", "zeta"])]
+            outcome("c", "forward", dtype="float64", tags=["alpha", "zeta"]),
+            with_engine(outcome("c", "primal", dtype=None, tags=["alpha", "zeta"]), "warp")]
     html = render_html(runs)
-    headers = re.findall(r"<th>([^<]*)<br>([^<]*)<br>([^<]*)<br>([^<]*)</th>", html)
-    assert headers == [("base", "forward", "float32", "sim"), ("base", "forward", "float64", "sim"),
-                       ("base", "reverse", "float32", "sim"), ("packed", "reverse", "declared", "ptx")]
+    head = html[html.index('<table class="matrix">'):html.index("</thead>")]
+    assert re.findall(r'<th colspan="(\d)">([^<]*)</th>', head) == [
+        ("2", "bundled \u00b7 sim"), ("1", "bundled \u00b7 ptx"), ("1", "warp \u00b7 sim")]
+    assert re.findall(r"<th>(primal|forward|reverse)</th>", head) == ["forward", "reverse", "reverse", "primal"]
     groups = re.findall(r'<tr class="grp"><th colspan="5">([^<]*)</th>', html)
     assert groups == ["alpha", "zeta", "(untagged)"]
+    # case a: one row for the base configuration, a sub-row for its variant; dtypes inside the cell
+    row_a = html[html.index('data-id="a"'):]
+    row_a = row_a[:row_a.index('</tr>')]
+    assert re.findall(r'class="r s-(\w+)"[^>]*>([^<]*)</a>', row_a) == [
+        ("PASS", "f32 PASS"), ("PASS", "f32 PASS"), ("FAIL", "f64 FAIL")]
+    assert '<tr class="sub" data-parent="a"><th><span class="var">\u21b3 packed</span>' in html
+    # b has only a variant: its one row names it; a declared dtype shows just the state
+    row_b = html[html.index('data-id="b"'):]
+    assert '<span class="var">packed</span>' in row_b[:row_b.index('</tr>')]
+    assert ">PASS</a>" in row_b[:row_b.index('</tr>')]
+
+
+def test_matrix_stays_narrow_for_many_dtypes_and_variants():
+    runs = [outcome(f"c{i}", mode, dtype=dtype, variant=variant)
+            for i in range(3) for mode in ("forward", "reverse") for dtype in ("float32", "float64")
+            for variant in (None, "v1", "v2", "v3")]
+    html = render_html(runs)
+    head = html[html.index('<table class="matrix">'):html.index("</thead>")]
+    assert head.count("<th>forward</th>") == 1 and head.count("<th>reverse</th>") == 1
 
 
 def test_svg_helpers():
@@ -274,7 +384,7 @@ def test_cli_report(tmp_path, capsys):
     out = tmp_path / "reports" / "index.html"
     assert main(["report", str(results), "-o", str(out), "--baseline", str(results)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1] == f"{out}: 4 runs: 2 PASS, 1 FAIL, 1 XFAIL"
+    assert lines[-1] == f"{out}: 4 runs on sim: 2 PASS, 1 FAIL, 1 XFAIL"
     assert lines[0].startswith("baseline: 0 new failures")
     assert out.is_file()
     assert main(["report", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 2
@@ -299,6 +409,7 @@ def test_summary_line_order():
     assert summary_line("reports/index.html", {"PASS": 38, "FAIL": 1, "XFAIL": 2, "ERROR": 1}) == \
         "reports/index.html: 42 runs: 38 PASS, 2 XFAIL, 1 FAIL, 1 ERROR"
     assert summary_line("x.html", {}) == "x.html: 0 runs"
+    assert summary_line("x.html", {"PASS": 1}, ("sim",)) == "x.html: 1 run on sim: 1 PASS"
 
 
 def test_scale_5000_runs_is_small_and_fast(tmp_path):
@@ -312,6 +423,6 @@ def test_scale_5000_runs_is_small_and_fast(tmp_path):
     elapsed = time.perf_counter() - started
     size = (tmp_path / "index.html").stat().st_size
     print(f"5000-run report: {size / 1e6:.2f} MB, built in {elapsed:.2f} s")
-    assert summary.startswith(f"{tmp_path / 'index.html'}: 5000 runs: ")
+    assert summary.startswith(f"{tmp_path / 'index.html'}: 5000 runs on ptx, sim: ")
     assert size < 10 * 1024 * 1024
     assert elapsed < 30

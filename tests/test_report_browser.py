@@ -7,8 +7,10 @@ under reports/screenshots/ for a person to look at.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import warnings
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import pytest
 
 from harness.model import STATES, ErrorRecord
 from harness.report import write_report
-from harness.report.render import run_anchor
+from harness.report.render import render_html, run_anchor
 from harness.results import ResultsWriter
 
 try:
@@ -25,9 +27,16 @@ except ImportError:                                      # tests/ collected as a
     from tests.test_report import outcome, synthetic_outcomes
 
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "reports" / "screenshots"
+# Pictures for a person to look at; HARNESS_SCREENSHOTS puts them elsewhere.
+SCREENSHOTS = Path(os.environ.get("HARNESS_SCREENSHOTS")
+                   or Path(__file__).resolve().parents[1] / "reports" / "screenshots")
 PAINT_BUDGET_MS = 2000
 SIZE_BUDGET = 10 * 1024 * 1024
+
+if not CHROMIUM.exists():
+    # Said at collection, not only in -rs output: a silently skipped browser test looks like a pass.
+    warnings.warn(f"the report's browser tests are skipped: no {CHROMIUM} (apt-get install -y chromium)",
+                  stacklevel=1)
 
 pytestmark = [
     pytest.mark.browser,
@@ -173,3 +182,57 @@ def test_5000_runs_paint_within_budget(tmp_path):
         shutil.copy(html, SCREENSHOTS.parent / "scale-5000.html")
     assert size < SIZE_BUDGET
     assert min(times) < PAINT_BUDGET_MS
+
+
+def wide_matrix_outcomes() -> list:
+    """A suite as the adapters make it: three engines on two backends, three modes, two dtypes and
+    variants, with failures in the rightmost columns (where an 89-column matrix hid them)."""
+    runs = []
+    engines, backends = ("bundled", "warp", "taichi"), ("sim", "cuda")
+    for i in range(24):
+        for engine in engines:
+            for backend in backends:
+                for mode in ("primal", "forward", "reverse"):
+                    for dtype in ("float32", "float64"):
+                        for variant in ((None, "packed") if i % 4 == 0 else (None,)):
+                            last = engine == engines[-1] and backend == backends[-1] and mode == "reverse"
+                            state = ("FAIL", "NONDET", "ERROR", "ZERO", "XPASS")[i % 5] if last and i % 3 == 0 \
+                                else ("UNSUPPORTED" if engine == "taichi" and i % 7 == 0 else "PASS")
+                            run = outcome(f"case-{i:02d}-a-rather-long-case-name", mode, state, dtype=dtype,
+                                          backend=backend, variant=variant, tags=[("atomics", "broadcast", "loops")[i % 3]],
+                                          error=ErrorRecord("KernelError", "boom") if state == "ERROR" else None)
+                            run.engine = engine
+                            runs.append(run)
+    return runs
+
+
+def test_matrix_shows_every_failure_at_1400_px_without_scrolling(tmp_path):
+    runs = wide_matrix_outcomes()
+    html = tmp_path / "wide.html"
+    html.write_text(render_html(runs), encoding="utf-8")
+    facts = DomFacts(chromium(tmp_path, file_url(html), "--dump-dom", "--window-size=1400,1000"))
+    assert facts.root.get("data-js") == "ready"
+    bad = sum(1 for o in runs if o.state in ("FAIL", "NONDET", "ERROR", "ZERO", "XPASS"))
+    assert int(facts.root["data-bad-chips"]) == bad
+    assert facts.root["data-bad-chips-offscreen"] == "0"
+    assert facts.root["data-matrix-overflow-px"] == "0"
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for name, fragment in (("matrix-1400.png", ""), ("matrix-1400-failures.png", "filter=FAIL,NONDET,ERROR,ZERO,XPASS")):
+        shot = SCREENSHOTS / name
+        chromium(tmp_path, file_url(html, fragment), f"--screenshot={shot}", "--window-size=1400,1000")
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_variant_sub_rows_follow_their_case_when_sorted_and_filtered(tmp_path):
+    runs = wide_matrix_outcomes()
+    html = tmp_path / "wide.html"
+    html.write_text(render_html(runs), encoding="utf-8")
+    dom = chromium(tmp_path, file_url(html, "sort=bad&filter=FAIL"), "--dump-dom")
+    order = re.findall(r'<tr (?:data-case="" data-id|class="sub" data-parent)="([^"]+)"([^>]*)>', dom)
+    for position, (case_id, attributes) in enumerate(order):
+        if "data-order" not in attributes:                       # a sub-row: right after its case
+            assert order[position - 1][0] == case_id
+    hidden = {case for case, attributes in order if "hidden" in attributes}
+    shown = {case for case, attributes in order if "hidden" not in attributes}
+    assert shown and hidden and not shown & hidden               # a case and its sub-rows together

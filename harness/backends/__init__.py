@@ -65,6 +65,26 @@ def run_timeout_from_env() -> float:
     return value
 
 
+def requested_backend(name: str | None) -> str:
+    """What was asked for: the option, else HARNESS_BACKEND, else auto."""
+    return name or os.environ.get("HARNESS_BACKEND") or "auto"
+
+
+def announce(requested: str | None, chosen: str) -> str:
+    """One line naming the backend and, for auto, why it was picked (printed at the start and in
+    the summary of a session, so a reader knows where the kernels ran)."""
+    requested = requested_backend(requested)
+    if requested != "auto":
+        return f"backend {chosen}"
+    if chosen == "cuda":
+        why = "a GPU is visible and cupy is installed"
+    elif gpu_available():
+        why = "a GPU is visible but cupy is not installed (pip install .[gpu])"
+    else:
+        why = "no GPU visible: numba's CUDA simulator"
+    return f"backend {chosen} (picked by auto: {why})"
+
+
 def prepare_environment(name: str) -> None:
     """Set the environment a backend needs; must run before numba is imported."""
     want_sim = name == "sim"
@@ -73,7 +93,9 @@ def prepare_environment(name: str) -> None:
         if bool(config.ENABLE_CUDASIM) != want_sim:
             raise RuntimeError(f"numba was imported before the '{name}' backend was chosen "
                                f"(NUMBA_ENABLE_CUDASIM={int(bool(config.ENABLE_CUDASIM))}); "
-                               "the simulator and real compilation cannot share a process")
+                               "the simulator and real compilation cannot share a process; for the "
+                               "simulator set HARNESS_BACKEND=sim (or NUMBA_ENABLE_CUDASIM=1) in the "
+                               "environment and import harness before numba")
     if want_sim:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     else:

@@ -29,19 +29,21 @@ class ReportResult:
     comparison: Comparison | None
     warnings: list[str]
     size_bytes: int
+    backends: tuple[str, ...] = ()
 
     @property
     def summary(self) -> str:
-        return summary_line(self.path, self.state_counts)
+        return summary_line(self.path, self.state_counts, self.backends)
 
 
-def summary_line(path, state_counts: dict[str, int]) -> str:
-    """`reports/index.html: 42 runs: 38 PASS, 2 XFAIL, 1 FAIL, 1 ERROR` (most frequent first)."""
+def summary_line(path, state_counts: dict[str, int], backends=()) -> str:
+    """`reports/index.html: 42 runs on sim: 38 PASS, 2 XFAIL, 1 FAIL, 1 ERROR` (most frequent first)."""
     total = sum(state_counts.values())
+    where = f" on {', '.join(backends)}" if backends else ""
     order = {state: i for i, state in enumerate(STATES)}
     parts = [f"{n} {s}" for s, n in sorted(state_counts.items(),
                                           key=lambda item: (-item[1], order.get(item[0], 99), item[0])) if n]
-    return f"{path}: {total} runs" + (": " + ", ".join(parts) if parts else "")
+    return f"{path}: {total} run{'' if total == 1 else 's'}{where}" + (": " + ", ".join(parts) if parts else "")
 
 
 def read_many(paths: Iterable[str | Path], session: str | None = None
@@ -98,7 +100,9 @@ def write_report(results: Iterable[str | Path], output: str | Path = "reports/in
                       warnings=warnings)
     html = render_view(view)
     atomic_write_text(output, html)
-    counts = Counter(o.state for o in latest_by_key(outcomes).values())
+    latest = latest_by_key(outcomes).values()
+    counts = Counter(o.state for o in latest)
+    backends = tuple(sorted({o.backend for o in latest}))
     return ReportResult(path=Path(output), total_runs=view.total_runs, state_counts=dict(counts),
                         comparison=view.comparison, warnings=warnings,
-                        size_bytes=len(html.encode("utf-8")))
+                        size_bytes=len(html.encode("utf-8")), backends=backends)

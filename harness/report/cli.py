@@ -1,4 +1,7 @@
-"""`harness report RESULTS... -o reports/report.html [--baseline OLD] [--bench B.json] [--categories F]`."""
+"""`harness report RESULTS... -o reports/report.html [--baseline OLD] [--bench B.json] [--categories F]`.
+
+Exit status: 0, or 1 when a baseline is given and a run fails now that did not fail in it (so CI
+can fail on regressions only), or 2 on unusable input."""
 from __future__ import annotations
 
 import argparse
@@ -20,7 +23,8 @@ def add_report_parser(subparsers) -> argparse.ArgumentParser:
                         "(default: %(default)s; reports/index.html is the sessions index that pytest sessions "
                         "rewrite)")
     parser.add_argument("--baseline", action="append", default=[], metavar="OLD_RESULTS",
-                        help="results to compare against (repeatable; merged like RESULTS)")
+                        help="results to compare against (repeatable; merged like RESULTS); the exit "
+                             "status is 1 when a run fails now that did not fail there")
     parser.add_argument("--bench", metavar="BENCH.json", help="benchmark JSON for bar charts: "
                         "a list of {name, ratio|value, unit}")
     parser.add_argument("--categories", metavar="FILE", help="YAML failure-category rules "
@@ -47,5 +51,16 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"warning: {printable(warning)}", file=sys.stderr)
     if result.comparison is not None:
         print(f"baseline: {result.comparison.summary()}")
+        for line in new_failure_lines(result.comparison):
+            print(printable(line))
     print(printable(result.summary))
-    return 0
+    return 1 if result.comparison is not None and result.comparison.new_failures else 0
+
+
+def new_failure_lines(comparison, limit: int = 20) -> list[str]:
+    """`  new failure: RUN [backend] PASS -> FAIL`, one line each (at most `limit`)."""
+    lines = [f"  new failure: {c.run_id} [{c.backend}] {c.old_state or 'absent'} -> {c.new_state}"
+             for c in comparison.new_failures[:limit]]
+    if len(comparison.new_failures) > limit:
+        lines.append(f"  ... and {len(comparison.new_failures) - limit} more")
+    return lines

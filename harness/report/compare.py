@@ -1,7 +1,7 @@
 """Compare a run set with a baseline: new failures, newly fixed, changed errors, added, removed.
 
-A run is identified by (run_id, backend): run ids name case, variant, mode and dtype but not the
-backend, and the sim and ptx tiers run the same ids in separate processes whose results files are
+A run is identified by (run_id, backend, engine): run ids name case, variant, mode and dtype but
+not the backend or the AD engine, and the sim and ptx tiers run the same ids in separate processes whose results files are
 merged. Within one run set a later record for the same key replaces the earlier one (a rerun
 appended to the same file).
 """
@@ -15,11 +15,22 @@ from harness.policy import FAILING, FIXED
 
 BAD_STATES = FAILING              # the names the renderer imports
 
-RunKey = tuple[str, str]
+RunKey = tuple[str, str, str]
+DEFAULT_ENGINE = "bundled"
+
+
+def engine_of(outcome: Outcome) -> str:
+    """The AD engine a run used: the record's `engine` field (a name, or {name, ...}); records
+    written before engines were recorded used the bundled one."""
+    engine = getattr(outcome, "engine", None)
+    if isinstance(engine, dict):
+        engine = engine.get("name")
+    return str(engine) if engine else DEFAULT_ENGINE
 
 
 def run_key(outcome: Outcome) -> RunKey:
-    return outcome.run_id, outcome.backend
+    """(run id, backend, engine): the same run on another backend or engine is another run."""
+    return outcome.run_id, outcome.backend, engine_of(outcome)
 
 
 def latest_by_key(outcomes: Iterable[Outcome]) -> dict[RunKey, Outcome]:
@@ -40,6 +51,11 @@ class Change:
     new_error: str = ""
     old_category: str | None = None
     new_category: str | None = None
+    engine: str = DEFAULT_ENGINE
+
+    @property
+    def key(self) -> RunKey:
+        return self.run_id, self.backend, self.engine
 
 
 @dataclass
@@ -53,8 +69,10 @@ class Comparison:
     unchanged: int = 0
 
     def summary(self) -> str:
-        return (f"{len(self.new_failures)} new failures, {len(self.newly_fixed)} newly fixed, "
-                f"{len(self.changed_errors)} changed errors, {len(self.added)} added, "
+        def count(items: list, noun: str) -> str:
+            return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+        return (f"{count(self.new_failures, 'new failure')}, {len(self.newly_fixed)} newly fixed, "
+                f"{count(self.changed_errors, 'changed error')}, {len(self.added)} added, "
                 f"{len(self.removed)} removed")
 
 
@@ -88,7 +106,7 @@ def compare(baseline: Iterable[Outcome], current: Iterable[Outcome],
     result = Comparison()
 
     def change(key: RunKey, before: Outcome | None, after: Outcome | None) -> Change:
-        return Change(run_id=key[0], backend=key[1],
+        return Change(run_id=key[0], backend=key[1], engine=key[2],
                       old_state=before.state if before else None,
                       new_state=after.state if after else None,
                       old_error=_error_text(before), new_error=_error_text(after),

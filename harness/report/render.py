@@ -20,6 +20,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +29,13 @@ from typing import Callable, Iterable
 import jinja2
 from markupsafe import Markup
 
+from harness.labels import pair_labels
 from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
 from harness.report import svg
 from harness.report.categories import CategoryRule, categorize_outcome, load_rules
 from harness.policy import QUIET
-from harness.report.compare import BAD_STATES, Change, Comparison, compare, latest_by_key, run_key
+from harness.report.compare import (BAD_STATES, DEFAULT_ENGINE, Change, Comparison, compare, engine_of,
+                                    latest_by_key, run_key)
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 _BACKEND_ORDER = ("sim", "ptx", "cuda")
@@ -66,8 +69,11 @@ def run_anchor(outcome: Outcome) -> str:
     # Readable part from case id + run name (the run id's source path only adds length); the hash
     # is of the full (run_id, backend) key, so anchors stay unique.
     name = outcome.run_id.rsplit("::", 1)[-1]
-    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", f"{outcome.case_id}-{name}-{outcome.backend}").strip("-")[:80]
-    digest = hashlib.sha1(f"{outcome.run_id}@{outcome.backend}".encode("utf-8")).hexdigest()[:6]
+    engine = engine_of(outcome)
+    where = outcome.backend if engine == DEFAULT_ENGINE else f"{engine}-{outcome.backend}"
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", f"{outcome.case_id}-{name}-{where}").strip("-")[:80]
+    key = f"{outcome.run_id}@{outcome.backend}" + ("" if engine == DEFAULT_ENGINE else f"@{engine}")
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:6]
     return f"run-{readable or 'x'}-{digest}"
 
 
@@ -103,6 +109,11 @@ def fmt_mapping(mapping: dict) -> str:
         return str(mapping)
     return ", ".join(f"{k}={fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v, default=str)}"
                      for k, v in mapping.items())
+
+
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """`1 run`, `2 runs`, `0 runs`."""
+    return f"{count} {noun if count == 1 else (plural_form or noun + 's')}"
 
 
 def _state_rank(state: str) -> int:
@@ -162,6 +173,47 @@ def _column_sort_key(column: Column):
             column.dtype != "declared", column.dtype, backend_rank, column.backend)
 
 
+_ENGINE_ORDER = (DEFAULT_ENGINE,)
+
+
+def short_dtype(dtype: str) -> str:
+    """float32 -> f32, int64 -> i64; 'declared' (the case's own dtypes) -> ''."""
+    if dtype == "declared":
+        return ""
+    return dtype.replace("float", "f").replace("uint", "u").replace("int", "i").replace("complex", "c")
+
+
+_SHORT_STATE = {"UNSUPPORTED": "UNSUP"}
+
+
+@dataclass(frozen=True)
+class MatrixColumn:
+    """A column of the compatibility matrix: one engine on one backend in one mode. Variants are
+    sub-rows and dtypes are shown inside the cell, so the columns stay a handful."""
+    engine: str
+    backend: str
+    mode: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.engine, self.backend, self.mode
+
+    @property
+    def target(self) -> str:
+        return f"{self.engine} \u00b7 {self.backend}"
+
+
+def matrix_column_of(outcome: Outcome) -> MatrixColumn:
+    return MatrixColumn(engine_of(outcome), outcome.backend, outcome.mode)
+
+
+def _matrix_column_sort_key(column: MatrixColumn):
+    engine_rank = _ENGINE_ORDER.index(column.engine) if column.engine in _ENGINE_ORDER else 9
+    backend_rank = _BACKEND_ORDER.index(column.backend) if column.backend in _BACKEND_ORDER else 9
+    mode_rank = MODES.index(column.mode) if column.mode in MODES else len(MODES)
+    return (engine_rank, column.engine, backend_rank, column.backend, mode_rank, column.mode)
+
+
 @dataclass
 class LinkView:
     text: str
@@ -199,6 +251,19 @@ class RunView:
         return self.outcome.state
 
     @property
+    def where(self) -> str:
+        """The backend, preceded by the engine when it is not the bundled one."""
+        engine = engine_of(self.outcome)
+        return self.outcome.backend if engine == DEFAULT_ENGINE else f"{engine} \u00b7 {self.outcome.backend}"
+
+    @property
+    def chip(self) -> str:
+        """The run inside its matrix cell: dtype and state, e.g. `f32 FAIL`."""
+        state = _SHORT_STATE.get(self.state, self.state)
+        dtype = short_dtype(self.column.dtype)
+        return f"{dtype} {state}" if dtype else state
+
+    @property
     def compact_text(self) -> str:
         """The compact rendering's lines, joined by newlines (shown with CSS white-space: pre-line;
         a <br> per line would cost one element per line per run)."""
@@ -211,8 +276,17 @@ class RunView:
             lines.append(f"compile jobs: {jobs_line(self.job_tree)}")
         if o.ptx:
             lines.append(f"PTX facts: {ptx_line(o.ptx)}")
-        lines += [f"generated source ({src.mode}): {src.path}" for src in self.sources]
+        lines += [f"generated kernel ({src.mode}): {src.path}" for src in self.sources]
+        if not self.sources:
+            lines.append(self.no_kernel_note)
         return "\n".join(lines)
+
+    @property
+    def no_kernel_note(self) -> str:
+        """Said instead of a generated kernel's path when the run has none."""
+        error = self.outcome.error
+        why = f"the run raised before code generation: {error.type}" if error else "no kernel was generated"
+        return f"generated kernel: none ({why})"
 
     @property
     def compact(self) -> bool:
@@ -236,7 +310,7 @@ class CaseView:
     links: list[LinkView]
     args: list[dict]
     runs: list[RunView]
-    cells: list[RunView | None] = field(default_factory=list)
+    rows: list["MatrixRow"] = field(default_factory=list)
 
     @property
     def states(self) -> list[str]:
@@ -257,12 +331,23 @@ class CaseView:
 
 
 @dataclass
+class MatrixRow:
+    """One line of a case in the matrix: the base configuration, or one variant (a sub-row)."""
+    variant: str
+    cells: list[list[RunView]]           # per matrix column, the runs (one per dtype)
+
+    @property
+    def is_variant(self) -> bool:
+        return self.variant != "base"
+
+
+@dataclass
 class ReportView:
     title: str
     generated: str
     total_runs: int
     state_counts: list[tuple[str, int]]
-    columns: list[Column]
+    columns: list[MatrixColumn]
     groups: list[tuple[str, list[CaseView]]]
     cases: list[CaseView]
     tags: list[str]
@@ -272,11 +357,23 @@ class ReportView:
     metas: list[tuple[str, dict]]
     bench: list[tuple[str, Markup]]
     warnings: list[str]
+    path_prefixes: list[tuple[str, str]] = field(default_factory=list)   # see local_paths_removed
     list_limit: int = _LIST_LIMIT
     states: tuple[str, ...] = STATES
 
+    @property
+    def column_targets(self) -> list[tuple[str, int]]:
+        """(engine \u00b7 backend, how many mode columns it spans), for the matrix's first header row."""
+        spans: list[tuple[str, int]] = []
+        for column in self.columns:
+            if spans and spans[-1][0] == column.target:
+                spans[-1] = (column.target, spans[-1][1] + 1)
+            else:
+                spans.append((column.target, 1))
+        return spans
+
     def anchor_of(self, change: Change) -> str | None:
-        return self.anchors.get((change.run_id, change.backend))
+        return self.anchors.get(change.key)
 
 
 def _job_tree(jobs: list[JobRecord]) -> list[JobNode]:
@@ -358,7 +455,8 @@ def _worst_blocks(outcome: Outcome) -> list[tuple[OracleVerdict, Markup | None]]
     for oracle in outcome.oracles:
         if oracle.worst:
             failing = oracle.verdict == "fail" or outcome.state in _PLOT_STATES
-            blocks.append((oracle, svg.scatter_ad_fd(oracle.worst) if failing else None))
+            labels = pair_labels(oracle.name)
+            blocks.append((oracle, svg.scatter_ad_fd(oracle.worst, labels=labels) if failing else None))
     return blocks
 
 
@@ -383,7 +481,7 @@ def build_view(outcomes: Iterable[Outcome], *, metas: Iterable[tuple[str, dict]]
     by_case: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in latest:
         by_case[outcome.case_id or outcome.source].append(outcome)
-    columns = sorted({column_of(o) for o in latest}, key=_column_sort_key)
+    columns = sorted({matrix_column_of(o) for o in latest}, key=_matrix_column_sort_key)
     column_index = {column.key: i for i, column in enumerate(columns)}
 
     cases: list[CaseView] = []
@@ -403,9 +501,13 @@ def build_view(outcomes: Iterable[Outcome], *, metas: Iterable[tuple[str, dict]]
                 job_tree=_job_tree(outcome.jobs), ptx_facts=_ptx_facts(outcome.ptx),
                 sources=[sources.view(mode, path, outcome.state) for mode, path in outcome.sources.items()],
                 args_differ=outcome.args != case.args))
-        case.cells = [None] * len(columns)
-        for run in case.runs:
-            case.cells[column_index[run.column.key]] = run
+        rows: dict[str, MatrixRow] = {}
+        for run in case.runs:               # sorted: base first, then variants; dtypes in order
+            row = rows.get(run.column.variant)
+            if row is None:
+                row = rows[run.column.variant] = MatrixRow(run.column.variant, [[] for _ in columns])
+            row.cells[column_index[matrix_column_of(run.outcome).key]].append(run)
+        case.rows = list(rows.values())
         cases.append(case)
 
     groups: dict[str, list[CaseView]] = defaultdict(list)
@@ -434,7 +536,48 @@ def build_view(outcomes: Iterable[Outcome], *, metas: Iterable[tuple[str, dict]]
         tags=sorted({t for o in latest for t in o.tags}),
         categories=sorted(by_category.items(), key=lambda item: (-len(item[1]), item[0])),
         comparison=comparison, anchors={run_key(o): run_anchor(o) for o in latest},
-        metas=list(metas), bench=svg.bar_charts(bench or []), warnings=list(warnings))
+        metas=[(shown_path(path, sources.roots), meta) for path, meta in metas], bench=svg.bar_charts(bench or []), warnings=list(warnings),
+        path_prefixes=path_prefixes(sources.roots))
+
+
+def shown_path(path: str, roots: Iterable[Path]) -> str:
+    """A results file's path as the report shows it: relative to a project root when under one,
+    else its name alone (never an absolute path of the machine that built the report)."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        return path
+    for root in roots:
+        for form in (Path(root), Path(root).resolve()):
+            if len(form.parts) >= 3 and candidate.is_relative_to(form):
+                return str(candidate.relative_to(form))
+    return candidate.name
+
+
+def path_prefixes(roots: Iterable[Path]) -> list[tuple[str, str]]:
+    """(absolute prefix, what replaces it) for the folders whose paths a report must not show:
+    the project (its paths become project-relative), the Python installation and the home folder.
+    Folders with fewer than two parts below / are left alone (they would eat into URLs)."""
+    pairs: dict[str, str] = {}
+    for root in roots:
+        for form in {str(Path(root)), str(Path(root).resolve())}:
+            if Path(form).is_absolute() and len(Path(form).parts) >= 3:
+                pairs.setdefault(form.rstrip("/") + "/", "")
+    cache = os.environ.get("HARNESS_CACHE_DIR")
+    if cache and Path(cache).is_absolute() and len(Path(cache).parts) >= 3:
+        pairs.setdefault(str(Path(cache)).rstrip("/") + "/", "<HARNESS_CACHE_DIR>/")
+    for prefix, label in ((sys.prefix, "<python>"), (sys.base_prefix, "<python>"),
+                          (os.path.expanduser("~"), "~")):
+        if prefix and len(Path(prefix).parts) >= 3:
+            pairs.setdefault(str(Path(prefix)).rstrip("/") + "/", f"{label}/")
+    return sorted(pairs.items(), key=lambda item: -len(item[0]))
+
+
+def local_paths_removed(html: str, prefixes: list[tuple[str, str]]) -> str:
+    """The page without the absolute paths of the machine that built it: a report is read
+    elsewhere (a CI artifact), and paths under the project mean the same there relative."""
+    for prefix, replacement in prefixes:
+        html = html.replace(prefix, replacement)
+    return html
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -445,7 +588,7 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined)
     env.filters.update(num=fmt_number, seconds=fmt_seconds, kv=fmt_mapping, slug=slug,
                        timings=fmt_timings, oracle_line=oracle_line, jobs_line=jobs_line,
-                       ptx_line=ptx_line,
+                       ptx_line=ptx_line, pair_labels=pair_labels, plural=plural,
                        tojson_text=lambda v: json.dumps(v, default=str, ensure_ascii=False))
     env.globals.update(is_mapping=lambda v: isinstance(v, dict))
     return env
@@ -472,7 +615,8 @@ def render_view(view: ReportView) -> str:
     global _ENV
     if _ENV is None:
         _ENV = _environment()
-    return _ENV.get_template("report.html.j2").render(r=view, assets=_assets())
+    return local_paths_removed(_ENV.get_template("report.html.j2").render(r=view, assets=_assets()),
+                               view.path_prefixes)
 
 
 def render_html(outcomes: Iterable[Outcome], **options) -> str:

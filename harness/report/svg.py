@@ -32,8 +32,10 @@ def _span(values: list[float]) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240) -> Markup:
+def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240,
+                  labels: tuple[str, str] = ("AD", "FD")) -> Markup:
     """AD (y) against FD (x) per worst entry, with the y = x line where agreeing points lie.
+    `labels` names the two values (y, x) for oracles that compare something else (render.pair_labels).
 
     Non-finite AD or FD values cannot be placed; they are counted in the caption instead.
     """
@@ -44,7 +46,7 @@ def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240) -> Markup:
     inner = size - margin - 8
     if not points:
         return Markup(f'<svg class="plot" width="{size}" height="40" role="img">'
-                      f'<text x="4" y="24">no finite AD/FD pairs ({dropped} non-finite)</text></svg>')
+                      f'<text x="4" y="24">no finite pairs ({dropped} non-finite)</text></svg>')
     lo, hi = _span([v for e in points for v in (e.ad, e.fd)])
 
     def px(value: float) -> float:
@@ -54,7 +56,7 @@ def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240) -> Markup:
         return 8 + inner - (value - lo) / (hi - lo) * inner
 
     parts = [f'<svg class="plot" width="{size}" height="{size + 14}" viewBox="0 0 {size} {size + 14}" '
-             f'role="img" aria-label="AD against FD">',
+             f'role="img" aria-label="{escape(labels[0])} against {escape(labels[1])}">',
              f'<rect x="{margin}" y="8" width="{inner}" height="{inner}" class="frame"/>',
              f'<line x1="{px(lo):.1f}" y1="{py(lo):.1f}" x2="{px(hi):.1f}" y2="{py(hi):.1f}" class="diag"/>']
     # No per-point <title>: the worst-entries table beside the plot carries the numbers, and
@@ -67,9 +69,9 @@ def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240) -> Markup:
               f'<text x="{margin - 3}" y="{bottom}" class="tick" text-anchor="end">{_fmt(lo)}</text>',
               f'<text x="{margin - 3}" y="16" class="tick" text-anchor="end">{_fmt(hi)}</text>',
               f'<text x="{margin + inner / 2:.0f}" y="{size + 10}" class="axis" text-anchor="middle">'
-              f'FD{f" ({dropped} non-finite not shown)" if dropped else ""}</text>',
+              f'{escape(labels[1])}{f" ({dropped} non-finite not shown)" if dropped else ""}</text>',
               f'<text x="10" y="{8 + inner / 2:.0f}" class="axis" text-anchor="middle" '
-              f'transform="rotate(-90 10 {8 + inner / 2:.0f})">AD</text>',
+              f'transform="rotate(-90 10 {8 + inner / 2:.0f})">{escape(labels[0])}</text>',
               '</svg>']
     return Markup("".join(parts))
 

@@ -9,6 +9,13 @@
   var cases = Array.prototype.slice.call(doc.querySelectorAll('details.case'));
   var shown = doc.getElementById('shown');
 
+  /* The variant sub-rows that follow a case's row. */
+  function subRows(row) {
+    var out = [], id = row.getAttribute('data-id');
+    for (var next = row.nextElementSibling; next && next.getAttribute('data-parent') === id; next = next.nextElementSibling) out.push(next);
+    return out;
+  }
+
   function hasWord(list, word) { return (' ' + list + ' ').indexOf(' ' + word + ' ') >= 0; }
 
   function selectedStates() {
@@ -31,6 +38,7 @@
     rows.forEach(function (row) {
       var ok = matches(row, states, tag, text);
       row.hidden = !ok;
+      subRows(row).forEach(function (sub) { sub.hidden = !ok; });
       if (ok) count++;
     });
     cases.forEach(function (c) { c.hidden = !matches(c, states, tag, text); });
@@ -62,7 +70,11 @@
         if (how === 'id') return a.getAttribute('data-id') < b.getAttribute('data-id') ? -1 : 1;
         return Number(a.getAttribute('data-order')) - Number(b.getAttribute('data-order'));
       });
-      list.forEach(function (row) { body.appendChild(row); });
+      list.forEach(function (row) {
+        var subs = subRows(row);            // a case's variant sub-rows travel with it
+        body.appendChild(row);
+        subs.forEach(function (sub) { body.appendChild(sub); });
+      });
     });
   }
 
@@ -114,9 +126,24 @@
   fromHash();
   root.setAttribute('data-js', 'ready');
 
+  /* Whether the matrix fits the window: how far it overflows horizontally, and how many
+     non-passing chips lie (partly) right of the window's edge (the browser test reads both). */
+  function measureFit() {
+    var width = doc.documentElement.clientWidth, hidden = 0, bad = 0;
+    doc.querySelectorAll('table.matrix a.r').forEach(function (chip) {
+      if (/\bs-(PASS|SKIP|UNSUPPORTED|XFAIL)\b/.test(chip.className)) return;
+      bad++;
+      if (chip.getBoundingClientRect().right > width) hidden++;
+    });
+    root.setAttribute('data-matrix-overflow-px', String(Math.max(0, Math.ceil(matrix.getBoundingClientRect().right - width))));
+    root.setAttribute('data-bad-chips', String(bad));
+    root.setAttribute('data-bad-chips-offscreen', String(hidden));
+  }
+
   /* Paint time as the page itself measures it: load, a forced layout, then the next frame. */
   window.addEventListener('load', function () {
     void doc.body.getBoundingClientRect();
+    measureFit();
     root.setAttribute('data-load-ms', performance.now().toFixed(1));
     requestAnimationFrame(function () { root.setAttribute('data-paint-ms', performance.now().toFixed(1)); });
   });

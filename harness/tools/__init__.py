@@ -1,0 +1,1 @@
+"""Command-line tools for writing reproducers: `harness new`, `harness show`, `harness reduce`."""

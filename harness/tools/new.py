@@ -1,0 +1,260 @@
+"""`harness new kernels/file.py:func`: scaffold a case for a kernel, run it once, print the result.
+
+The arguments are read from the kernel's signature and body:
+
+- a parameter that is subscripted, or whose `.shape`/`.size` is read, is an array; its rank is the
+  most indices it is subscripted with; one that is only written is initialised to zeros;
+- an array used inside another array's index (`x[idx[i]]`) is an integer array: Const, `arange`
+  (every index valid);
+- a scalar compared with a thread index, used in `range(...)`, in an index or in `int(...)` is an
+  integer: Const (a bound compared with the thread index gets the launch size, a `range` count 4,
+  an index offset 1);
+- every other array is a float array, Duplicated; every other scalar a float scalar, Active.
+
+The launch fits the arrays: 64 threads in blocks of 64 (`cuda.grid(2)`: 16 x 16 in blocks of
+8 x 8), or blocks of the shared array's size when the kernel declares one with a literal size.
+Floats are float64 so that the finite-difference oracle is as sharp as it gets.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.policy import PASSING
+from harness.tools.common import ToolError, project_relative, start_backend
+
+N_1D = 64
+N_2D = 16
+_THREAD_SOURCES = ("grid", "threadIdx", "blockIdx", "blockDim", "gridDim", "gridsize")
+
+
+@dataclass
+class ArgGuess:
+    name: str
+    kind: str = "scalar"                  # array | scalar
+    integer: bool = False
+    ndim: int = 1
+    read: bool = False
+    written: bool = False
+    role: str = ""                        # why an integer scalar is one: bound | count | offset
+    why: list[str] = field(default_factory=list)
+
+
+@dataclass
+class KernelGuess:
+    name: str
+    args: list[ArgGuess]
+    dims: int = 1                         # cuda.grid(1) or cuda.grid(2)
+    shared_size: int | None = None
+
+
+def _is_cuda_attr(node, names) -> bool:
+    """cuda.grid(...), cuda.threadIdx.x and the like (by the attribute's name)."""
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            return True
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return False
+
+
+def _names(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def analyse(fn: ast.FunctionDef) -> KernelGuess:
+    guesses = {a.arg: ArgGuess(a.arg) for a in fn.args.args}
+    guess = KernelGuess(fn.name, list(guesses.values()))
+    thread_names: set[str] = set()            # names holding thread indices or sizes
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _is_cuda_attr(node.func, ("grid",)) and node.args \
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == 2:
+            guess.dims = 2
+        if isinstance(node, ast.Call) and _is_cuda_attr(node.func, ("array",)) and "shared" in ast.unparse(node.func) \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int):
+            guess.shared_size = node.args[0].value
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value = node.value
+            if _is_cuda_attr(value, _THREAD_SOURCES) or (isinstance(value, ast.Subscript)
+                                                          and _is_cuda_attr(value.value, ("shape",))):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    thread_names |= _names(target)
+        if isinstance(node, ast.For):
+            thread_names |= _names(node.target)
+
+    # Pass 1: which parameters are arrays, their rank, and whether they are read or written.
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in guesses:
+            arg = guesses[node.value.id]
+            arg.kind = "array"
+            index = node.slice
+            arg.ndim = max(arg.ndim, len(index.elts) if isinstance(index, ast.Tuple) else 1)
+            if isinstance(node.ctx, ast.Store):
+                arg.written = True
+            else:
+                arg.read = True
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) \
+                and isinstance(node.target.value, ast.Name) and node.target.value.id in guesses:
+            guesses[node.target.value.id].read = True           # += reads too
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in guesses \
+                and node.attr in ("shape", "size", "ndim"):
+            guesses[node.value.id].kind = "array"
+        elif isinstance(node, ast.Call) and _is_cuda_attr(node.func, ("atomic",)) and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in guesses:
+            target = guesses[node.args[0].id]
+            target.kind, target.written, target.read = "array", True, True
+
+    # Pass 2: which are integers. An array subscripted inside another array's index holds indices;
+    # a scalar's role decides its value: an index offset (1) before a range() count (4) before a
+    # bound compared with a thread index (the launch size).
+    roles: dict[str, set[str]] = {name: set() for name in guesses}
+    scalars = {a.name for a in guess.args if a.kind == "scalar"}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in guesses:
+            for inner in ast.walk(node.slice):
+                if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name) \
+                        and guesses.get(inner.value.id, ArgGuess("")).kind == "array":
+                    guesses[inner.value.id].integer = True
+                    guesses[inner.value.id].why.append("indexes another array")
+                elif isinstance(inner, ast.Name) and inner.id in scalars:
+                    roles[inner.id].add("offset")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("range", "int"):
+            for name in set().union(*(_names(a) for a in node.args)) & scalars if node.args else ():
+                roles[name].add("count" if node.func.id == "range" else "offset")
+        elif isinstance(node, ast.Compare) and _names(node) & thread_names:
+            for name in _names(node) & scalars:
+                roles[name].add("bound")
+    for name, found in roles.items():
+        for role in ("offset", "count", "bound"):
+            if role in found:
+                guesses[name].integer, guesses[name].role = True, role
+                break
+
+    for arg in guess.args:
+        if arg.kind == "scalar" and arg.integer:
+            arg.why.append({"bound": "compared with a thread index", "count": "a range() count"}
+                           .get(arg.role, "used in an index"))
+    return guess
+
+
+def find_function(path: Path, name: str) -> ast.FunctionDef:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError) as exc:
+        raise ToolError(f"cannot read {path}: {exc}") from None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    known = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    raise ToolError(f"{path} has no top-level function '{name}' (it has: {', '.join(known) or 'none'})")
+
+
+def case_yaml(guess: KernelGuess, kernel_ref: str, case_id: str) -> str:
+    """The case file text, one argument per line with the reason for its activity."""
+    n = N_2D if guess.dims == 2 else N_1D
+    if guess.dims == 2:
+        launch = f"{{threads: [{n}, {n}], block: [8, 8]}}"
+    else:
+        block = guess.shared_size if guess.shared_size and guess.shared_size <= 1024 else n
+        threads = max(n, block)
+        launch = f"{{threads: {threads}, block: {block}}}"
+    width = max((len(a.name) for a in guess.args), default=1) + 1
+    lines = [f"id: {case_id}",
+             f'title: "{kernel_ref} (scaffolded by harness new: check the arguments, then say what it tests)"',
+             f"kernel: {kernel_ref}", f"launch: {launch}", "args:"]
+    for arg in guess.args:
+        key = f"{arg.name}:".ljust(width)
+        if arg.kind == "array":
+            shape = [n] * arg.ndim if guess.dims == 2 or arg.ndim > 1 else [max(n, guess.shared_size or 0)]
+            if guess.dims == 2 and arg.ndim == 1:
+                shape = [n]
+            if arg.integer:
+                body = f"{{array: {{shape: {shape}, dtype: int32, init: arange}}, activity: const}}"
+                why = f"integer array ({', '.join(dict.fromkeys(arg.why))})"
+            else:
+                init = "zeros" if arg.written and not arg.read else "normal"
+                body = f"{{array: {{shape: {shape}, dtype: float64, init: {init}}}, activity: duplicated}}"
+                why = "float array" + (", written only" if init == "zeros" else "")
+        elif arg.integer:
+            value = {"bound": n, "count": 4}.get(arg.role, 1)
+            body = f"{{scalar: {{value: {value}, dtype: int32}}, activity: const}}"
+            why = f"integer scalar ({', '.join(dict.fromkeys(arg.why))})"
+        else:
+            body = "{scalar: {value: 1.5, dtype: float64}, activity: active}"
+            why = "float scalar"
+        lines.append(f"  {key} {body}   # {why}")
+    lines.append("modes: [forward, reverse]")
+    return "\n".join(lines) + "\n"
+
+
+def add_new_parser(subparsers) -> None:
+    p = subparsers.add_parser("new", help="scaffold a case for a kernel, run it once and print the result",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kernel", metavar="FILE.py:FUNCTION", help="the kernel, e.g. kernels/elementwise.py:scale")
+    p.add_argument("-o", "--output", metavar="CASE.yaml",
+                   help="where to write the case (default: cases/ID.yaml, ID from the function's name)")
+    p.add_argument("--id", help="the case id (default: the function's name with - for _)")
+    p.add_argument("--backend", default="auto", choices=("auto", "sim", "ptx", "cuda"),
+                   help="where the first run goes (default: %(default)s)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing case file")
+    p.add_argument("--no-run", action="store_true", help="only write the case file")
+    p.set_defaults(func=run_new)
+
+
+def run_new(args) -> int:
+    root = Path.cwd()
+    file_text, sep, function = args.kernel.partition(":")
+    if not sep or not function:
+        print(f"harness new: error: expected FILE.py:FUNCTION, got {args.kernel!r}")
+        return 2
+    kernel_path = Path(file_text)
+    try:
+        if not (root / kernel_path).is_file():
+            raise ToolError(f"no kernel file {file_text}")
+        kernel_ref = f"{project_relative(root / kernel_path, root)}:{function}"
+        guess = analyse(find_function(root / kernel_path, function))
+        case_id = args.id or function.replace("_", "-")
+        output = Path(args.output) if args.output else Path("cases") / f"{case_id}.yaml"
+        if (root / output).exists() and not args.force:
+            raise ToolError(f"{output} exists (use --force to overwrite, or -o for another file)")
+    except ToolError as exc:
+        print(f"harness new: error: {exc}")
+        return 2
+    text = case_yaml(guess, kernel_ref, case_id)
+    (root / output).parent.mkdir(parents=True, exist_ok=True)
+    (root / output).write_text(text, encoding="utf-8")
+    print(f"wrote {output}:\n")
+    print(text)
+    if args.no_run:
+        return 0
+    return run_once(output, root, args.backend)
+
+
+def run_once(case_file: Path, root: Path, backend_name: str) -> int:
+    """Run every run of the new case once and print each verdict (a failure in full)."""
+    from harness.backends import resolve
+    backend = resolve(backend_name)
+    start_backend(backend)
+    from harness.explain import explain_outcome
+    from harness.runner import Runner
+    from harness.tools.common import load_runs
+    try:
+        _, runs = load_runs(str(case_file), root, backend)
+    except ToolError as exc:
+        print(f"harness new: the scaffolded case does not load: {exc}")
+        return 1
+    runner = Runner(root, backend)
+    bad = 0
+    for run in runs:
+        outcome = runner.execute(run)
+        print(f"{outcome.state:<11} {run.run_id} on {backend}: {outcome.message[:160]}")
+        for mode, source in outcome.sources.items():
+            print(f"            generated {mode} kernel: {project_relative(Path(source), root)}")
+        if outcome.state not in PASSING:
+            bad += 1
+            print("\n".join("    " + line for line in explain_outcome(outcome).splitlines()))
+    print(f"\nnext: edit {case_file} (title, tags, what to expect), then: pytest {case_file} --backend {backend}")
+    return 1 if bad else 0
