@@ -105,7 +105,7 @@ def test_partial_run_goes_beside_the_last_full_run(tmp_path):
     assert full_dir.name in latest and partial_dir.name not in latest
     assert partial_dir.name in index
     # the terminal ends with the session report's path and its summary line
-    assert f"reports/sessions/{partial_dir.name}/index.html: 1 runs: 1 PASS" in partial.stdout
+    assert f"reports/sessions/{partial_dir.name}/index.html: 1 run on sim: 1 PASS" in partial.stdout
 
 
 def test_concurrent_sessions_on_one_results_file_lose_nothing(tmp_path):
@@ -122,7 +122,7 @@ def test_concurrent_sessions_on_one_results_file_lose_nothing(tmp_path):
     assert len(runs) == 8 and len({r["session"] for r in runs}) == 2
     assert len([r for r in lines if r["type"] == "meta"]) == 2
     for n in range(2):
-        assert "4 runs: 4 PASS" in outs[n]                   # each report: its own session only
+        assert "4 runs on sim: 4 PASS" in outs[n]                   # each report: its own session only
     # a later session appends; nothing is truncated
     run(project, "cases/c1.yaml", "--results", str(shared), "--html", "")
     assert len([r for r in records(shared) if r["type"] == "run"]) == 10
@@ -139,5 +139,5 @@ def test_crashed_worker_run_is_recorded_as_error_crash(tmp_path):
     assert len(runs) == 6, done.stdout
     assert {r["state"] for r in crashed} == {"ERROR"}
     assert all(r["error"]["category"] == "crash" and r["error"]["type"] == "WorkerCrash" for r in crashed)
-    assert "6 runs: 4 PASS, 2 ERROR" in done.stdout
+    assert "6 runs on sim: 4 PASS, 2 ERROR" in done.stdout
     assert "crash" in (project / "r.html").read_text()
