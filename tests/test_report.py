@@ -157,6 +157,7 @@ def test_no_absolute_paths_of_the_building_machine(tmp_path, monkeypatch):
     generated.parent.mkdir(parents=True)
     generated.write_text("def add__reverse(): pass\n")
     (project / "reports").mkdir()
+    (project / "cases").mkdir()
     failing = outcome("a", state="FAIL", worst=[("out[0]", 0.0, 1.0, 1.0, 1.0)],
                       sources={"reverse": str(generated)},
                       jobs=[JobRecord(1, "add", "reverse", "sim", {}, source=str(generated))],

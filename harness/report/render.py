@@ -546,6 +546,9 @@ def shown_path(path: str, roots: Iterable[Path]) -> str:
     candidate = Path(path)
     if not candidate.is_absolute():
         return path
+    roots = list(roots)
+    # a project folder (one with cases/) first: results in its reports/ read reports/results.jsonl
+    roots.sort(key=lambda root: not (Path(root) / "cases").is_dir())
     for root in roots:
         for form in (Path(root), Path(root).resolve()):
             if len(form.parts) >= 3 and candidate.is_relative_to(form):
