@@ -183,6 +183,13 @@ def test_directory_named_like_a_case_is_refused(project):
     assert "not a regular file (a directory)" in str(error)
 
 
+def test_symlink_loop_is_a_case_error(project):
+    loop = project / "cases" / "loop.yaml"
+    loop.symlink_to(loop)
+    error = refused_path(project, loop)
+    assert error.file == "cases/loop.yaml" and "cannot read the case file" in str(error)
+
+
 def refused_path(project: Path, path: Path) -> CaseError:
     with pytest.raises(CaseError) as info:
         load_case_file(path, project)

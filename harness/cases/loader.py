@@ -846,7 +846,11 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
 
 def _project_relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        resolved = path.resolve()
+    except (OSError, RuntimeError):                         # a symlink loop: name the link itself
+        resolved = Path(os.path.abspath(path))
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
     except ValueError:
         return path.as_posix()                              # outside the project: say it as given
 
