@@ -48,7 +48,8 @@ WORDS = ["os._exit", "time.sleep", "float", "numpy.float64", "numpy.load", "numb
 TOKENS = [b"\x00", b"\xff", b"\xfe\xff", b"\xc3", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\x1b[31m",
           b"\x07", b"\x7f", b"\xc2\x9b", b"\t", b"\r", b"\r\n", b"\n", b" ", b"  ", b"&a ", b"*a",
           b"*zz", b" &b [*b]", b"<<: *a\n", b"!!python/object/apply:os.system ['true'] ",
-          b"!!binary aGk= ", b"!!float ", b"!!str ", b"!custom ", b"{", b"}", b"[", b"]]]", b"'",
+          b"!!binary aGk= ", b"!!float ", b"!!int ", b"!!bool ", b"!!null ", b"!!str ",
+          b"!!timestamp ", b"!!set ", b"!!omap ", b"!custom ", b"{", b"}", b"[", b"]]]", b"'",
           b'"', b'"\\ud800"', b'"\\0"', b'"\\x9b"', b"---\n", b"...\n", b"%YAML 1.1\n", b"? ",
           b": ", b"- ", b"#", b",", b"|\n", b">-\n", b"\\", b"[" * 200, b"{a: " * 60]
 INTERESTING = [None, True, False, 0, -1, 1, 64.0, 8.0, 2.5, 300, -129, 2 ** 63, 2 ** 70, float("nan"),

@@ -299,6 +299,25 @@ def test_bad_input_is_a_case_error_with_line_and_key(project, label, text, line,
     assert words in str(error), str(error)
 
 
+@pytest.mark.parametrize("tagged, words", [
+    ("!!float fd", "'fd' is not a valid !!float"),           # was ValueError
+    ("!!int abc", "'abc' is not a valid !!int"),              # was ValueError
+    ("!!bool maybe", "'maybe' is not a valid !!bool"),        # was KeyError
+    ("!!binary aGk=", "the tag !!binary is not allowed"),     # was bytes, a non-JSON type
+    ("!!timestamp 2001-12-14", "the tag !!timestamp is not allowed"),
+    ("!!set {a: null}", "the tag !!set is not allowed"),
+    ("!!python/object/apply:os.system ['true']", "could not determine a constructor"),
+])
+def test_explicit_tags_are_checked_or_refused(project, tagged, words):
+    error = refused(project, BASE + f"title: {tagged}\n")
+    assert error.line == 8 and words in str(error), str(error)
+
+
+def test_explicit_tags_that_fit_load(project):
+    case = load_case_file(write(project, BASE + "seed: !!int 3\ntitle: !!str 12\n"), project)[0]
+    assert (case.seed, case.title) == (3, "12")
+
+
 @pytest.mark.parametrize("data, line, column", [
     (BASE.encode() + b"title: caf\xe9\n", 8, 11),
     (b"id: x\xff\n" + BASE.encode(), 1, 6),

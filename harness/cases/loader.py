@@ -150,6 +150,36 @@ _CaseYAMLLoader.add_constructor("tag:yaml.org,2002:map", _CaseYAMLLoader.constru
 _CaseYAMLLoader.add_constructor("tag:yaml.org,2002:seq", _CaseYAMLLoader.construct_line_sequence)
 _CaseYAMLLoader.add_constructor("tag:yaml.org,2002:int", _CaseYAMLLoader.construct_core_int)
 
+# An explicit tag (`!!float fd`, `!!bool maybe`) must still spell its type the way a plain scalar
+# would; tags of types a case has no use for (binary, timestamp, set, omap, pairs) are refused.
+_SCALAR_GRAMMAR = {tag: re.compile(pattern) for tag, pattern, _ in _IMPLICIT_SCALARS}
+
+
+def _checked(construct):
+    def construct_checked(loader, node):
+        text = loader.construct_scalar(node)
+        if not _SCALAR_GRAMMAR[node.tag].match(text):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is not a valid !!{node.tag.rsplit(':', 1)[1]}",
+                node.start_mark)
+        return construct(loader, node)
+    return construct_checked
+
+
+def _refuse_tag(loader, node):
+    raise yaml.constructor.ConstructorError(
+        None, None, f"the tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not allowed in a "
+        f"case file (only text, numbers, booleans, null, lists and mappings)", node.start_mark)
+
+
+for _tag, _construct in (("int", _CaseYAMLLoader.construct_core_int),
+                         ("float", yaml.SafeLoader.construct_yaml_float),
+                         ("bool", yaml.SafeLoader.construct_yaml_bool),
+                         ("null", yaml.SafeLoader.construct_yaml_null)):
+    _CaseYAMLLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _checked(_construct))
+for _tag in ("binary", "timestamp", "set", "omap", "pairs"):
+    _CaseYAMLLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+
 
 def _read_yaml(path: Path, source: str) -> _LineDict:
     text = read_case_text(path, source)                  # a regular file, bounded, UTF-8
