@@ -239,3 +239,21 @@ def thread0_scan(x, a):
 def dthread0_scan(x, dx, a, da):
     autodiff(Reverse, thread0_scan, Duplicated(x, dx), Duplicated(a, da))
 
+
+
+def scan6(x, a):
+    """A sequential running product over six elements (a static loop), no guard of its own."""
+    for k in range(1, 6):
+        x[k] = x[k - 1] * a[k] + x[k]
+
+
+def dscan6_thread0(x, dx, a, da):
+    """Only thread 0 differentiates: the guard at the call site pins the function's accesses."""
+    i = cuda.grid(1)
+    if i == 0:
+        autodiff(Reverse, scan6, Duplicated(x, dx), Duplicated(a, da))
+
+
+def dscan6_every_thread(x, dx, a, da):
+    """Every thread differentiates the same scan: a cross-thread race, refused."""
+    autodiff(Reverse, scan6, Duplicated(x, dx), Duplicated(a, da))

@@ -326,24 +326,35 @@ def _pin(cond_expr, form_of) -> dict | None:
 def _accesses(ir: KernelIR, forms: dict) -> dict[str, list]:
     """Each array's accesses (loads, stores, atomics) as (pins, index forms); pins are the
     frozenset of thread-pinning guards (`if i == 0:`) the access sits under."""
-    defs = {s.target: s.expr for s in walk(ir.body) if isinstance(s, Assign)}
-
-    def form_of(a):
-        return {"1": int(a.value)} if isinstance(a, Lit) and isinstance(a.value, int) else \
-            None if isinstance(a, Lit) else forms.get(a)
-
     out: dict[str, list] = {}
 
-    def record(array, index, pins):
-        out.setdefault(array, []).append((pins, [form_of(a) for a in index]))
+    def record(s, pins):
+        if isinstance(s, (Store, Atomic)):
+            array, index = s.array, s.index
+        elif isinstance(s, Assign) and isinstance(s.expr, Load):
+            array, index = s.expr.array, s.expr.index
+        else:
+            return
+        out.setdefault(array, []).append((pins, [_form_of(a, forms) for a in index]))
+
+    visit_guarded(ir, forms, record, ir.entry_pins)
+    return out
+
+
+def _form_of(a, forms: dict):
+    return {"1": int(a.value)} if isinstance(a, Lit) and isinstance(a.value, int) else \
+        None if isinstance(a, Lit) else forms.get(a)
+
+
+def visit_guarded(ir: KernelIR, forms: dict, fn, pins: frozenset = frozenset()) -> None:
+    """Call fn(statement, pins) for every statement, with the thread-pinning guards around it."""
+    defs = {s.target: s.expr for s in walk(ir.body) if isinstance(s, Assign)}
+    form_of = lambda a: _form_of(a, forms)   # noqa: E731
 
     def visit(stmts, pins):
         for s in stmts:
-            if isinstance(s, (Store, Atomic)):
-                record(s.array, s.index, pins)
-            elif isinstance(s, Assign) and isinstance(s.expr, Load):
-                record(s.expr.array, s.expr.index, pins)
-            elif isinstance(s, If):
+            fn(s, pins)
+            if isinstance(s, If):
                 pin = _pin(defs.get(s.cond), form_of) if isinstance(s.cond, str) else None
                 key = frozenset(pin.items()) if pin else None
                 visit(s.body, pins | {key} if key else pins)
@@ -352,8 +363,7 @@ def _accesses(ir: KernelIR, forms: dict) -> dict[str, list]:
                 visit(s.header, pins)
                 visit(s.body, pins)
 
-    visit(ir.body, frozenset())
-    return out
+    visit(ir.body, pins)
 
 
 def owned_arrays(ir: KernelIR, launch: LaunchShape) -> set[str]:

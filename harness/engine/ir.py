@@ -168,6 +168,9 @@ class KernelIR:
     # arguments are uniform over the launch; a function differentiated on the device gets its
     # arguments' forms at the call site (e.g. {'gx': 1}), None for those that have none
     param_forms: dict | None = None
+    # thread-pinning guards around the call site of a function differentiated on the device
+    # (`if i == 0: autodiff(...)`): every access of the function sits under them
+    entry_pins: frozenset = frozenset()
 
     def param(self, name: str) -> Param | None:
         for p in list(self.params) + list(self.local_arrays):

@@ -10,7 +10,7 @@ import ast
 
 from ..core.target import TargetConfig
 from ..core.errors import NestedCompilationError, UnsupportedError
-from .analysis import affine_forms, analyze, extremum_atomics
+from .analysis import affine_forms, analyze, extremum_atomics, visit_guarded
 from .codegen import Signature, function_text
 from .frontend import KernelSource, parse_kernel, resolve_global
 from .ir import KernelIR, Lit, Nested, Param, file_of
@@ -95,6 +95,9 @@ def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int) -> 
         activity[name] = arg.activity
     f_ir = lower_kernel(src, params, device=True)
     kernel_forms = affine_forms(kernel_ir)     # e.g. Const(i) with i = cuda.grid(1): {'gx': 1}
+    sites = {}
+    visit_guarded(kernel_ir, kernel_forms, lambda s, pins: sites.setdefault(id(s), pins))
+    f_ir.entry_pins = sites.get(id(nested), frozenset())
     f_ir.param_forms = {name: ({"1": arg.value.value} if type(arg.value.value) is int else None)
                         if isinstance(arg.value, Lit) else kernel_forms.get(arg.value)
                         for name, arg in zip(src.params, nested.args) if not arg.is_array}
