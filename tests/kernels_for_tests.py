@@ -332,3 +332,11 @@ def live_named_local(out, x):
     if x[i] < -10.0:
         return
     out[i] = 2.0 * x[i] + _live
+
+
+def polynomial(out, x, c):
+    """Horner form with four coefficients read by every thread (uniform-index adjoint slots)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))

@@ -560,3 +560,17 @@ def test_read_of_a_written_array_keeps_its_atomic(kernels, engine, backend, cfg)
     """A[0] *= A[0]: the shadow is also consumed by the store, so a deferred sum would be wrong."""
     _, fdef = generated(engine, kernels.square_first, cfg.of(1, 1), [_dup(backend, 1, 3.0)], "reverse")
     assert _block_guards(fdef) == [] and "_acc" not in ast.unparse(fdef)
+
+
+def test_uniform_slots_with_fewer_threads_per_block_than_slots(kernels, engine, launching_backend, cfg):
+    """Four coefficient slots, one-thread blocks: every slot is still finished (by thread k % 1)."""
+    from harness.activity import Const, Duplicated
+    b = launching_backend
+    n = 3
+    x = b.asarray(np.array([0.5, 1.0, 2.0]))
+    c, dc = _array(b, 4, 1.0), _array(b, 4)
+    out, dout = _array(b, n), _array(b, n, 1.0)
+    engine.launch(kernels.polynomial, cfg.threads(n, 1), Duplicated(out, dout), Const(x), Duplicated(c, dc),
+                  mode="reverse")
+    t = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(b.to_host(dc), [3.0, t.sum(), (t ** 2).sum(), (t ** 3).sum()])

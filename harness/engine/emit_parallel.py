@@ -70,31 +70,37 @@ class ParallelEmitter:
         """Sum each Active scalar's per-thread adjoint, and each register of a uniform-index read
         (emit_uniform.py), hierarchically: a butterfly within each warp, the warps' sums through
         shared memory, then one atomic add per block (one atomic per thread serialises on a single
-        address: hundreds of times slower at scale)."""
+        address: hundreds of times slower at scale). All sums share one barrier, and thread k
+        finishes sum k, so several sums cost little more than one."""
         out = self.prefix + "active_out"
         sums = [(f"float64({self.d(a, j)})", out, str(k * self.sig.width + j))
                 for k, a in enumerate(actives) for j in self.lanes()]
         sums += [(reg, shadow, idx) for reg, shadow, idx in slots]
         what = " and ".join(w for w, on in (("Active scalars", actives), ("uniform-index reads", slots)) if on)
         self.line(f"# {what}: warp sums, block sums in shared memory, one atomic per block")
-        self.line("_red = cuda.shared.array(32, float64)")
+        shape = "32" if len(sums) == 1 else f"({len(sums)}, 32)"
+        self.line(f"_red = cuda.shared.array({shape}, float64)")
         self.line("_m = cuda.activemask()")
         self.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
         self.line("_nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z")
         if slots:
             self.line("_blin = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)")
-        for value, target, index in sums:
-            self.line(f"_v = {value}")
+        for k, (value, _, _) in enumerate(sums):
+            v = "_v" if len(sums) == 1 else f"_v{k}"
+            self.line(f"{v} = {value}")
             for off in (16, 8, 4, 2, 1):
-                self.line(f"_o = cuda.shfl_xor_sync(_m, _v, {off})")
+                self.line(f"_o = cuda.shfl_xor_sync(_m, {v}, {off})")
                 self.line(f"if (_m >> (cuda.laneid ^ {off})) & 1:")
-                self.line("    _v += _o")
-            self.line("cuda.syncthreads()")
-            self.line("if cuda.laneid == 0:")
-            self.line("    _red[_tlin // 32] = _v")
-            self.line("cuda.syncthreads()")
-            self.line("if _tlin == 0:")
+                self.line(f"    {v} += _o")
+        self.line("if cuda.laneid == 0:")
+        for k in range(len(sums)):
+            cell = "_tlin // 32" if len(sums) == 1 else f"{k}, _tlin // 32"
+            self.line(f"    _red[{cell}] = {'_v' if len(sums) == 1 else f'_v{k}'}")
+        self.line("cuda.syncthreads()")
+        for k, (_, target, index) in enumerate(sums):
+            cell = "_w" if len(sums) == 1 else f"{k}, _w"
+            self.line("if _tlin == 0:" if k == 0 else f"if _tlin == {k} % _nthreads:   # blocks may be smaller")
             self.line("    _s = float64(0.0)")
             self.line("    for _w in range((_nthreads + 31) // 32):")
-            self.line("        _s += _red[_w]")
+            self.line(f"        _s += _red[{cell}]")
             self.line(f"    cuda.atomic.add({target}, {index}, _s)")
