@@ -22,4 +22,4 @@ def _pin_worker_to_gpu() -> None:
 
 _pin_worker_to_gpu()
 
-pytest_plugins = ["harness.plugin"]
+pytest_plugins = ["harness.plugin", "harness.shard"]
