@@ -102,3 +102,52 @@ def test_hung_launch_is_killed_and_later_launches_run(sim, k):
     t0 = time.time()
     _, y = launch(sim, k.copy, (2,), (32,), x, np.zeros(64))
     assert (y == x).all() and time.time() - t0 < 5
+
+
+SPIN_PROJECT_KERNELS = '''
+from numba import cuda
+
+
+def spin(x):
+    while x[0] == 0.0:
+        x[1] += 1.0
+
+
+def double(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = 2.0 * x[i]
+'''
+
+
+def test_hung_case_does_not_poison_later_runs_of_its_session(tmp_path):
+    """The issue's scenario: in one process (no xdist) a case whose kernel spins times out, and the
+    cases after it still pass, each well within the limit."""
+    import json
+    import os
+    import subprocess
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.py").write_text(SPIN_PROJECT_KERNELS)
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
+    (tmp_path / "cases" / "a-spin.yaml").write_text(
+        "id: a-spin\nkernel: kernels/k.py:spin\nlaunch: {threads: 4, block: 4}\n"
+        "args:\n  x: {array: {shape: [4], dtype: float64, init: zeros}, activity: const}\nmodes: [primal]\n")
+    (tmp_path / "cases" / "b-double.yaml").write_text(
+        "id: b-double\nkernel: kernels/k.py:double\nlaunch: {threads: 8, block: 8}\n"
+        "args:\n  x: {array: {shape: [8], dtype: float64, init: normal}, activity: const}\n"
+        "  y: {array: {shape: [8], dtype: float64, init: zeros}, activity: const}\n"
+        "modes: [primal]\ndtypes: [float32, float64]\n")
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent), HARNESS_RUN_TIMEOUT="3")
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    results = tmp_path / "r.jsonl"
+    done = subprocess.run([sys.executable, "-m", "pytest", "cases", "--backend", "sim", "-p", "no:cacheprovider",
+                           "-q", "--rootdir", str(tmp_path), "--results", str(results), "--html", ""],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    runs = {r["case_id"] + ":" + str(r["dtype"]): r for r in map(json.loads, results.read_text().splitlines())
+            if r["type"] == "run"}
+    assert runs["a-spin:None"]["state"] == "ERROR", done.stdout
+    assert runs["a-spin:None"]["error"]["type"] == "LaunchTimeoutError"
+    for key in ("b-double:float32", "b-double:float64"):
+        assert runs[key]["state"] == "PASS", (key, runs[key]["message"])
+        assert runs[key]["duration"] < 3
