@@ -113,15 +113,19 @@ class SessionOutput:
     def finish(self, exitstatus: int) -> None:
         if self.writer is None:
             return
-        self.writer.write_end(exitstatus=int(exitstatus), runs=len(self.recorded))
-        self.writer.close()
-        lines = []
+        lines, counts = [], None
         if self.html_path is not None:
             try:
-                from harness.report import build_report
-                lines.append(build_report([self.results_path], self.html_path, session=self.session))
+                from harness.report import write_report
+                result = write_report([self.results_path], self.html_path, session=self.session)
+                lines.append(result.summary)
+                counts = result.state_counts
             except Exception as exc:              # a broken report must not hide the test results
                 lines.append(f"report not written: {type(exc).__name__}: {exc}")
+        if counts is None:
+            counts = self._counts()
+        self.writer.write_end(exitstatus=int(exitstatus), runs=len(self.recorded), counts=counts)
+        self.writer.close()
         if self.layout == "folder":
             try:
                 index = sessions.write_index(self.reports_dir)
@@ -130,6 +134,18 @@ class SessionOutput:
             except Exception as exc:
                 lines.insert(0, f"sessions index not written: {type(exc).__name__}: {exc}")
         self.summary = [self._relative_summary(line) for line in lines]
+
+    def _counts(self) -> dict:
+        from harness.report.compare import latest_by_key
+        from harness.results import read_results
+        try:
+            _, outcomes = read_results(self.results_path, session=self.session)
+        except OSError:
+            return {}
+        counts: dict = {}
+        for outcome in latest_by_key(outcomes).values():
+            counts[outcome.state] = counts.get(outcome.state, 0) + 1
+        return counts
 
     def _show(self, path: Path) -> str:
         try:

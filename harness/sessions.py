@@ -13,7 +13,7 @@ Two layouts (docs/report.md, "Sessions"):
   interleave whole records and lose none. The session's own report shows only its own records.
 
 Records: `meta` (first, with `session`, `scope`, `command`), `run` (with `session`) and `end` (last:
-`exitstatus`, `runs`, `finished`). A session without an `end` record was interrupted (or still runs).
+`exitstatus`, `runs`, `counts` of states, `finished`); the index reads only the first and last line. A session without an `end` record was interrupted (or still runs).
 """
 from __future__ import annotations
 
@@ -77,35 +77,50 @@ class SessionInfo:
         return self.folder / REPORT_NAME
 
 
+def _first_and_last_lines(path: Path, tail_bytes: int = 1 << 16) -> tuple[str, str]:
+    with open(path, "rb") as fh:
+        first = fh.readline()
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(0, size - tail_bytes))
+        lines = fh.read().splitlines()
+    return first.decode("utf-8", "replace"), (lines[-1].decode("utf-8", "replace") if lines else "")
+
+
+def _json_object(line: str) -> dict:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def read_session(folder: Path) -> SessionInfo | None:
-    """The facts of one session folder (None when it holds no results file)."""
-    from harness.results import read_results
+    """The facts of one session folder from its first (meta) and last (end) records only, so the
+    index stays cheap however many runs each session holds. None without a results file."""
     path = Path(folder) / RESULTS_NAME
-    if not path.is_file():
+    if not path.is_file() or path.is_symlink():
         return None
     info = SessionInfo(folder=Path(folder), session=Path(folder).name)
     try:
-        meta, outcomes = read_results(path)
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith('{"type":"end"'):
-                    try:
-                        end = json.loads(line)
-                    except ValueError:
-                        continue
-                    info.finished = str(end.get("finished", "")) or None
-                    status = end.get("exitstatus")
-                    info.exitstatus = status if isinstance(status, int) else None
-    except (OSError, ValueError):
+        first, last = _first_and_last_lines(path)
+    except OSError:
         return info
-    info.started = str(meta.get("started", ""))
-    info.backend = str(meta.get("backend", ""))
-    info.scope = "full" if meta.get("scope") == "full" else "partial"
-    info.command = [str(a) for a in meta.get("command", [])] if isinstance(meta.get("command"), list) else []
-    info.git_revision = meta.get("git_revision") if isinstance(meta.get("git_revision"), str) else None
-    from harness.report.compare import latest_by_key
-    for outcome in latest_by_key(outcomes).values():
-        info.counts[outcome.state] = info.counts.get(outcome.state, 0) + 1
+    meta, end = _json_object(first), _json_object(last)
+    if meta.get("type") == "meta":
+        info.started = str(meta.get("started", ""))
+        info.backend = str(meta.get("backend", ""))
+        info.scope = "full" if meta.get("scope") == "full" else "partial"
+        command = meta.get("command")
+        info.command = [str(a) for a in command] if isinstance(command, list) else []
+        info.git_revision = meta.get("git_revision") if isinstance(meta.get("git_revision"), str) else None
+    if end.get("type") == "end":
+        info.finished = str(end.get("finished", "")) or None
+        status = end.get("exitstatus")
+        info.exitstatus = status if isinstance(status, int) and not isinstance(status, bool) else None
+        counts = end.get("counts")
+        if isinstance(counts, dict):
+            info.counts = {str(k): v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
     return info
 
 
@@ -125,6 +140,8 @@ def latest_full(reports_dir: Path) -> SessionInfo | None:
 
 
 def _counts_text(counts: dict) -> str:
+    if not counts:
+        return "(not counted: the session did not finish)"
     total = sum(counts.values())
     parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: -kv[1]))
     return f"{total} runs" + (f": {parts}" if parts else "")

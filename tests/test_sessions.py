@@ -141,3 +141,37 @@ def test_crashed_worker_run_is_recorded_as_error_crash(tmp_path):
     assert all(r["error"]["category"] == "crash" and r["error"]["type"] == "WorkerCrash" for r in crashed)
     assert "6 runs on sim: 4 PASS, 2 ERROR" in done.stdout
     assert "crash" in (project / "r.html").read_text()
+
+
+def _outcome(run_id: str, state: str = "PASS") -> dict:
+    from harness.model import Outcome
+    return Outcome(run_id=run_id, case_id="c", source="cases/c.yaml", variant=None, mode="primal",
+                   dtype=None, backend="sim", state=state).to_json()
+
+
+def test_index_lists_the_latest_complete_full_run_first(tmp_path):
+    from harness.session_output import SessionOutput
+    from harness.sessions import latest_full, list_sessions
+
+    def session(scope, finish=True, state="PASS"):
+        out = SessionOutput(root=tmp_path, cwd=tmp_path, backend="sim", results=None, html=None,
+                            scope=scope, command=["pytest", scope])
+        out.record("cases/c.yaml::primal", _outcome("cases/c.yaml::primal", state))
+        if finish:
+            out.finish(0)
+        return out
+
+    full = session("full", state="FAIL")
+    partial = session("partial")
+    killed = session("full", finish=False)          # a full run killed half-way is not "the latest full run"
+    from harness.sessions import write_index
+    write_index(tmp_path / "reports")               # (the killed session never rewrote it)
+    listed = list_sessions(tmp_path / "reports")
+    assert [s.session for s in listed] == [killed.session, partial.session, full.session]
+    assert latest_full(tmp_path / "reports").session == full.session
+    assert listed[2].counts == {"FAIL": 1} and listed[1].counts == {"PASS": 1}
+    index = (tmp_path / "reports" / "index.html").read_text()
+    latest, everything = index.split("All sessions")
+    assert full.session in latest and partial.session not in latest and killed.session not in latest
+    assert "interrupted or running" in everything and "1 runs: 1 FAIL" in latest
+    assert partial.summary[-1] == f"reports/sessions/{partial.session}/index.html: 1 runs: 1 PASS"

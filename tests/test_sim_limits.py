@@ -151,3 +151,38 @@ def test_hung_case_does_not_poison_later_runs_of_its_session(tmp_path):
     for key in ("b-double:float32", "b-double:float64"):
         assert runs[key]["state"] == "PASS", (key, runs[key]["message"])
         assert runs[key]["duration"] < 3
+
+
+def test_unstoppable_launch_retires_its_worker_and_nothing_is_counted_twice(tmp_path):
+    """A kernel blocked inside C (a long sleep) cannot be stopped: its xdist worker reports the
+    run (ERROR, timeout), then leaves; xdist replaces it, the other runs pass, and the worker's
+    departure is neither a crash record nor a second failure."""
+    import json
+    import os
+    import subprocess
+    pytest.importorskip("xdist")
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.py").write_text(SPIN_PROJECT_KERNELS + "\n\ndef sleepy(x):\n"
+                                               "    import time\n    time.sleep(40)\n")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
+    (tmp_path / "cases" / "a-sleep.yaml").write_text(
+        "id: a-sleep\nkernel: kernels/k.py:sleepy\nlaunch: {threads: 2, block: 2}\n"
+        "args:\n  x: {array: {shape: [4], dtype: float64, init: zeros}, activity: const}\nmodes: [primal]\n")
+    for n in range(3):
+        (tmp_path / "cases" / f"b{n}.yaml").write_text(
+            f"id: b{n}\nkernel: kernels/k.py:double\nlaunch: {{threads: 8, block: 8}}\n"
+            "args:\n  x: {array: {shape: [8], dtype: float64, init: normal}, activity: const}\n"
+            "  y: {array: {shape: [8], dtype: float64, init: zeros}, activity: const}\n"
+            "modes: [primal]\ndtypes: [float32, float64]\n")
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent), HARNESS_RUN_TIMEOUT="3")
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    results = tmp_path / "r.jsonl"
+    done = subprocess.run([sys.executable, "-m", "pytest", "cases", "--backend", "sim", "-p", "no:cacheprovider",
+                           "-n", "2", "--rootdir", str(tmp_path), "--results", str(results), "--html", ""],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    runs = [r for r in map(json.loads, results.read_text().splitlines()) if r["type"] == "run"]
+    assert len(runs) == 7, done.stdout
+    states = sorted((r["case_id"], r["state"]) for r in runs)
+    assert states == [("a-sleep", "ERROR")] + [(f"b{n}", "PASS") for n in range(3) for _ in range(2)], done.stdout
+    assert "1 failed, 6 passed" in done.stdout and "crashed" not in done.stdout.split("short test summary")[-1]
