@@ -108,6 +108,16 @@ def with_layout(spec: ArraySpec, rng: np.random.Generator) -> np.ndarray:
     return init_array(spec, rng)
 
 
+def laid_out(values: np.ndarray, layout: dict) -> np.ndarray:
+    """A fresh host array holding `values` (the elements the kernel sees) stored with `layout`
+    (strides, transpose or offset): how a case gives a shadow a layout of its own."""
+    values = np.asarray(values)
+    spec = ArraySpec(tuple(values.shape), str(values.dtype), "zeros", layout)
+    out = with_layout(spec, np.random.default_rng(0))
+    out[...] = values
+    return out
+
+
 @dataclass
 class HostArg:
     spec: ArgSpec

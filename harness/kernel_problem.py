@@ -9,7 +9,7 @@ import numpy as np
 
 from .activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from .engine.launch import Engine, LaunchConfig
-from .inputs import HostArg
+from .inputs import HostArg, laid_out
 from .layouts import Buffer, check_aliasing, check_layout, device_view, recast_view, root_of
 from .oracles.problem import StateVar
 
@@ -144,8 +144,10 @@ class KernelProblem:
                 tangent = tuple(lanes) if self.width > 1 else lanes[0]
                 out.append(Active(v, tangent) if act == "active" or mode == "reverse" else Duplicated(v, tangent))
             else:
-                dev = [device_view(self.backend, same_layout(a.value, np.asarray(s).astype(a.value.dtype)))
-                       for s in shadows[name]]
+                layout = (a.spec.shadow or {}).get("layout")   # the shadows' own layout, else the primal's
+                host = [laid_out(np.broadcast_to(np.asarray(s, dtype=a.value.dtype), a.value.shape), layout) if layout else
+                        same_layout(a.value, np.asarray(s).astype(a.value.dtype)) for s in shadows[name]]
+                dev = [device_view(self.backend, h) for h in host]
                 out.append(BatchDuplicated(v, tuple(dev)) if act == "batch_duplicated" else _WRAP[act](v, dev[0]))
         return out
 

@@ -36,7 +36,7 @@ class ArgSpec:
     value: Any = None               # kind == scalar: the value; type/function: the reference
     dtype: str | None = None        # kind == scalar
     width: int | None = None        # activity == batch_duplicated
-    shadow: dict | None = None      # optional shadow init for this arg: {init: ...} | {alias: arg}
+    shadow: dict | None = None      # {init: ..., layout: ...} (either or both) | {alias: arg}
     alias: str | None = None        # kind == array: this argument is the buffer of that argument
     line: int | None = None         # line of this argument in the case file
 

@@ -28,7 +28,8 @@ class CudaBackend(Backend):
         base = host
         while base.base is not None:
             base = base.base
-        dev_base = self.cp.asarray(np.ascontiguousarray(base)).reshape(-1).view(self.cp.uint8)
+        # the base's bytes in memory order (a Fortran-ordered base must not be flattened in C order)
+        dev_base = self.cp.asarray(base.ravel(order="K")).view(self.cp.uint8)
         offset = host.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         flat = dev_base[offset:].view(host.dtype)
         return self.cp.lib.stride_tricks.as_strided(flat, host.shape, host.strides)

@@ -72,6 +72,7 @@ def _strided_copy(view: np.ndarray) -> np.ndarray:
     while base.base is not None:
         base = base.base
     new_base = np.array(base, copy=True)
+    # ravel in memory order: a Fortran-ordered base flattened in C order would scramble the elements
     offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return np.lib.stride_tricks.as_strided(new_base.reshape(-1).view(np.uint8)[offset:].view(view.dtype),
+    return np.lib.stride_tricks.as_strided(new_base.ravel(order="K").view(np.uint8)[offset:].view(view.dtype),
                                            view.shape, view.strides)

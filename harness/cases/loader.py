@@ -563,17 +563,28 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
                      f"duplicated_no_need or batch_duplicated (this one is a {kind}, {activity})",
                      path + ("shadow",))
     if "alias" in raw.get("shadow", {}):                    # resolved by _resolve_aliases
+        if len(raw["shadow"]) > 1:
+            ctx.fail("a shadow alias is another argument's buffer: it takes no init or layout",
+                     path + ("shadow", "alias"))
         shadow = {"alias": raw["shadow"]["alias"]}
     elif "shadow" in raw:
-        # A batch's shadows may be given once (reused for each) or all at once (width x shape).
-        shapes = [array.shape] + ([(width,) + array.shape] if width else [])
-        shadow = {"init": _build_init(ctx, raw["shadow"]["init"], shapes,
-                                      path + ("shadow", "init"))}
-        if isinstance(shadow["init"], dict) and "values" in shadow["init"]:
-            problem = _values_range_problem(shadow["init"]["values"],
-                                            _run_dtypes(ctx, array.dtype))
-            if problem:
-                ctx.fail(problem, path + ("shadow", "init", "values"))
+        shadow = {}
+        if "init" in raw["shadow"]:
+            # A batch's shadows may be given once (reused for each) or all at once (width x shape).
+            shapes = [array.shape] + ([(width,) + array.shape] if width else [])
+            shadow["init"] = _build_init(ctx, raw["shadow"]["init"], shapes, path + ("shadow", "init"))
+            if isinstance(shadow["init"], dict) and "values" in shadow["init"]:
+                problem = _values_range_problem(shadow["init"]["values"],
+                                                _run_dtypes(ctx, array.dtype))
+                if problem:
+                    ctx.fail(problem, path + ("shadow", "init", "values"))
+        if "layout" in raw["shadow"]:
+            # The shadows' own layout (a Fortran-ordered gradient of a C-ordered array, a strided one)
+            where = path + ("shadow", "layout")
+            shadow["layout"] = _build_layout(ctx, raw["shadow"]["layout"], array.shape, where)
+            if "broadcast" in shadow["layout"]:
+                ctx.fail("a shadow cannot be a broadcast view: distinct elements' derivatives would share "
+                         "one memory cell", where + ("broadcast",))
 
     return ArgSpec(name=name, kind=kind, activity=activity, array=array, value=value, dtype=dtype,
                    width=width, shadow=shadow, line=_line_of(ctx.document, path))

@@ -90,6 +90,7 @@ class Plan:
     extrema: tuple = ()               # arrays of atomic max/min statements, in program order
     extremum_passes: tuple = ()       # the two kernels that find their winners
     nested_arrays: tuple = ()         # device-side autodiff: the arrays each call passes (aliasing)
+    signature: tuple = ()             # the numba types the derivative kernel was compiled for
 
 
 @dataclass
@@ -123,13 +124,26 @@ class BoundLaunch:
             step()
 
 
-def _numba_type(info: ArgInfo):
+def _numba_type(info: ArgInfo, layout: str | None = None):
     from numba import types
     from numba.np.numpy_support import from_dtype
     scalar = from_dtype(np.dtype(info.dtype))
     if info.kind == "array":
-        return types.Array(scalar, info.ndim, info.layout)
+        return types.Array(scalar, info.ndim, layout or info.layout)
     return scalar
+
+
+def derivative_arg_types(infos: list[ArgInfo], mode: str, width: int) -> list:
+    """The numba types of a derivative kernel's leading parameters: each argument, then its
+    shadows (arrays) or tangents (forward scalars). A shadow gets its own layout, not its primal's."""
+    types = []
+    for i in infos:
+        types.append(_numba_type(i))
+        if i.differentiable and i.kind == "array":
+            types += [_numba_type(i, i.shadow_layout(k)) for k in range(width)]
+        elif i.differentiable and mode == "forward":
+            types += [_numba_type(i)] * width
+    return types
 
 
 class Engine:
@@ -254,14 +268,8 @@ class Engine:
         path = write_module(f"{fn.__name__}__{mode}", source)
         job.source = str(path)
         gen_fn = load_function(path, fname)
-        types = []
-        actives = []
-        for i in infos:
-            types.append(_numba_type(i))
-            if i.differentiable and (i.kind == "array" or mode == "forward"):
-                types += [_numba_type(i)] * width
-            if i.kind == "scalar" and i.differentiable:
-                actives.append(i.name)
+        types = derivative_arg_types(infos, mode, width)
+        actives = [i.name for i in infos if i.kind == "scalar" and i.differentiable]
         from numba import types as nt
         if mode == "reverse" and actives:
             types.append(nt.Array(nt.float64, 1, "C"))
@@ -285,7 +293,7 @@ class Engine:
             types += [x for _, t in scratch for x in t]
         compiled = self.backend.compile(gen_fn, tuple(types), target)
         finish = self.backend.compile(load_function(path, f"{fname}_finish"), tuple(types), target) if slots else None
-        return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives),
+        return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives), signature=tuple(types),
                     ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow,
                     uniform_slots=slots, finish=finish,
                     loop_files={s.line: file_of(ir, s) for s in walk(ir.body) if isinstance(s, Loop)},

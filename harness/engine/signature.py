@@ -25,13 +25,17 @@ class ArgInfo:
     shadows: tuple = ()               # arrays: shadow arrays; scalars (forward): tangents
     width: int = 1
     members: tuple = ()               # kind tuple: one ArgInfo per member (primal launches only)
+    shadow_layouts: tuple = ()        # arrays: each shadow's own layout (C | A), never the primal's
+
+    def shadow_layout(self, k: int) -> str:
+        return self.shadow_layouts[k] if k < len(self.shadow_layouts) else self.layout
 
     @property
     def differentiable(self) -> bool:
         return self.activity != "const"
 
     def type_key(self) -> tuple:
-        return (self.name, self.kind, self.dtype, self.ndim, self.layout, self.activity) + \
+        return (self.name, self.kind, self.dtype, self.ndim, self.layout, self.activity, self.shadow_layouts) + \
             tuple(m.type_key() for m in self.members)
 
 
@@ -65,8 +69,7 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
 
         if backend.is_array(value):
             dtype = str(value.dtype)
-            layout = "C" if _c_contiguous(value) else "A"
-            info = ArgInfo(pos, name, "array", dtype, value.ndim, layout, act, value)
+            info = ArgInfo(pos, name, "array", dtype, value.ndim, array_layout(value), act, value)
             if act == "active":
                 raise fail("Active applies to scalars only; pass an array as Duplicated(x, dx)")
             if act != "const" and not np.issubdtype(np.dtype(dtype), np.floating):
@@ -80,6 +83,10 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
                 if not backend.is_array(sh) or tuple(sh.shape) != tuple(value.shape) or str(sh.dtype) != dtype:
                     got = f"{describe_type(sh)} {getattr(sh, 'shape', '')} {getattr(sh, 'dtype', '')}".strip()
                     raise fail(f"shadow {k} must be a device array of shape {tuple(value.shape)} and dtype {dtype}; got {got}")
+            # A shadow may be laid out unlike its primal (a Fortran-ordered gradient of a C-ordered
+            # array): each is compiled with its own layout, or a kernel typed for a C-ordered shadow
+            # would index a Fortran-ordered one as if it were C-ordered.
+            info.shadow_layouts = tuple(array_layout(sh) for sh in info.shadows)
         elif isinstance(value, _SCALAR_TYPES):
             dtype = _scalar_dtype(value)
             info = ArgInfo(pos, name, "scalar", dtype, 0, "", act, value)
@@ -143,8 +150,7 @@ def _other_argument(backend, pos: int, name: str, act: str, value, mode: str) ->
 
 def _member_info(backend, pos: int, name: str, value) -> ArgInfo:
     if backend.is_array(value):
-        return ArgInfo(pos, name, "array", str(value.dtype), value.ndim,
-                       "C" if _c_contiguous(value) else "A", "const", value)
+        return ArgInfo(pos, name, "array", str(value.dtype), value.ndim, array_layout(value), "const", value)
     if isinstance(value, _SCALAR_TYPES):
         return ArgInfo(pos, name, "scalar", _scalar_dtype(value), 0, "", "const", value)
     if isinstance(value, tuple):
@@ -153,6 +159,11 @@ def _member_info(backend, pos: int, name: str, value) -> ArgInfo:
     raise KernelError(f"argument {pos}: member {name} is of type {describe_type(value)}, which this "
                       "launcher cannot pass (device arrays, real scalars and tuples of them only)",
                       argument=pos, param=name.split("[")[0])
+
+
+def array_layout(arr) -> str:
+    """numba's layout for a device array: 'C' when C-contiguous, else 'A' (any strides)."""
+    return "C" if _c_contiguous(arr) else "A"
 
 
 def _c_contiguous(arr) -> bool:
