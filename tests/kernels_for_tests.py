@@ -30,6 +30,8 @@ def trig_family(out, x, y):
         out[6, i] = math.atan2(u, v)
         out[7, i] = math.atan2(v, u + 2.0)
         out[8, i] = math.hypot(u, v)
+        out[9, i] = math.degrees(u * v)
+        out[10, i] = math.radians(40.0 * u)
 
 
 def explog_family(out, x, y):
@@ -46,7 +48,7 @@ def explog_family(out, x, y):
         out[5, i] = math.log10(u)
         out[6, i] = math.log1p(u)
         out[7, i] = math.sqrt(u)
-        out[8, i] = math.cbrt(u)
+        out[8, i] = math.ldexp(u, 2)
         out[9, i] = u ** v
         out[10, i] = math.pow(v, u)
         out[11, i] = u ** 3
@@ -96,6 +98,8 @@ def fmod_family(out, x, y):
     i = cuda.grid(1)
     if i < x.shape[0]:
         out[0, i] = math.fmod(3.3 * x[i], y[i])
+        out[1, i] = math.remainder(3.3 * x[i], y[i])
+        out[2, i] = math.nextafter(x[i] * y[i], 0.0)
 
 
 # ----------------------------------------------------------------------------- the transform
@@ -340,3 +344,36 @@ def polynomial(out, x, c):
     if i < x.shape[0]:
         t = x[i]
         out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
+
+
+# ----------------------------------------------------------------------------- rules: refusals and non-float functions
+
+def uses_gamma(out, x):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = math.gamma(x[i])  # MARK: gamma
+
+
+def uses_modf(out, x):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        f, n = math.modf(x[i])  # MARK: modf
+        out[i] = f
+
+
+def uses_log_base(out, x):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = math.log(x[i], 2.0)  # MARK: log-base
+
+
+def uses_predicates_and_round(out, x):
+    """isnan/isinf/isfinite and round carry no derivative; out = 2 x where x is finite."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        k = round(v * 0.0) + round(v, 3) * 0.0
+        if math.isnan(v) or math.isinf(v) or not math.isfinite(v):
+            out[i] = 0.0
+        else:
+            out[i] = 2.0 * v + k

@@ -34,6 +34,10 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                                        "differentiated (higher-order derivatives are not supported)",
                                        file=file_of(ir, s), line=s.line)
             if isinstance(s, Assign):
+                if ir.types.get(s.target) == "float16" and isinstance(s.expr, Prim) and \
+                        any(isinstance(a, str) and a in varied for a in s.expr.args):
+                    raise UnsupportedError(f"cannot differentiate `{s.expr.op}`: {NO_RULE_MESSAGE['cast_float16']}",
+                                           file=ir.file, line=s.line)
                 if not is_float(ir.types.get(s.target, "int64")) or s.target in ir.nodiff:
                     continue
                 e = s.expr

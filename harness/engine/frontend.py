@@ -21,10 +21,16 @@ _MATH_NAMES = [
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "erf", "erfc", "fabs", "floor",
     "ceil", "trunc", "atan2", "hypot", "pow", "copysign", "fmod", "lgamma", "exp2", "cbrt",
+    "degrees", "radians", "remainder", "nextafter", "ldexp", "gamma", "frexp", "modf",
+    "isnan", "isinf", "isfinite",
 ]
 _NUMPY_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
                   "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "absolute": "fabs",
-                  "power": "pow", "maximum": "max", "minimum": "min"}
+                  "power": "pow", "maximum": "max", "minimum": "min", "fmax": "max", "fmin": "min",
+                  "deg2rad": "radians", "rad2deg": "degrees", "remainder": "mod", "mod": "mod"}
+# math functions whose numpy namesake computes something else: np.remainder is Python's floored %,
+# math.remainder the IEEE remainder (x - n y with n the nearest integer to x / y)
+_NOT_NUMPY = {"remainder"}
 
 
 def _function_table() -> dict[int, str]:
@@ -32,7 +38,7 @@ def _function_table() -> dict[int, str]:
     for name in _MATH_NAMES:
         if hasattr(math, name):
             table[id(getattr(math, name))] = name
-        if hasattr(np, name):
+        if hasattr(np, name) and name not in _NOT_NUMPY:
             table[id(getattr(np, name))] = name
     for np_name, name in _NUMPY_ALIASES.items():
         table[id(getattr(np, np_name))] = name
@@ -40,10 +46,12 @@ def _function_table() -> dict[int, str]:
     table[id(min)] = "min"
     table[id(max)] = "max"
     table[id(np.abs)] = "fabs"
+    table[id(round)] = "round"
+    table[id(pow)] = "pow"
     table[id(float)] = "cast_float64"
     table[id(int)] = "cast_int64"
     table[id(bool)] = "cast_bool"
-    for dt in ("float32", "float64", "int32", "int64", "uint32", "uint64", "int8", "int16"):
+    for dt in ("float16", "float32", "float64", "int32", "int64", "uint32", "uint64", "int8", "int16"):
         table[id(getattr(np, dt))] = f"cast_{dt}"
     return table
 

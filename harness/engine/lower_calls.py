@@ -12,6 +12,7 @@ import ast
 from .control import RET, prepare_body
 from .frontend import FUNCTIONS, resolve_global
 from .ir import Alloc, Assign, Atomic, Barrier, Param, Prim, Special, walk
+from .rules import arity_problem
 
 
 class CallLowering:
@@ -84,6 +85,9 @@ class CallLowering:
         if kind != "rule":
             raise self.err(node, f"`{ast.unparse(node.func)}` is not supported here")
         name = what
+        problem = arity_problem(name, len(node.args))
+        if problem:
+            raise self.err(node, f"`{ast.unparse(node.func)}` {problem}")
         args = tuple(self.expr(a, out) for a in node.args)
         if name in ("min", "max") and len(args) > 2:        # min(a, b, c) -> min(min(a, b), c)
             acc = args[0]

@@ -2,8 +2,9 @@
 
 Each entry lists d op / d arg_k for the operands `x`, `y` (in call order) and the result `r`.
 Both modes use the same table: forward emits  dr = sum_k partial_k * dx_k,  reverse emits
-dx_k += dr * partial_k. `sign(x)` is 1, -1 or 0; the constants are LN2, LN10, TWO_OVER_SQRTPI.
+dx_k += dr * partial_k. `sign(x)` is 1, -1 or 0; the constants are listed in CONSTANTS.
 At kinks (abs, min, max) the rules pick the subgradient documented in docs/engine.md.
+The rule list in docs/engine.md is generated from these tables (harness/engine/rules_doc.py).
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ PARTIALS: dict[str, tuple[str, ...]] = {
     "pow": ("y * x ** (y - 1)", "r * log(x)"),
     "mod": ("1", "-floor(x / y)"),
     "fmod": ("1", "-(floor(x / y) if x / y >= 0 else ceil(x / y))"),   # -trunc(x / y)
+    "remainder": ("1", "-floor((x - r) / y + 0.5)"),    # r = x - n y with n = x / y rounded to an integer
     # powers, exponentials, logarithms
     "sqrt": ("0.5 / r",),
-    "cbrt": ("r / (3 * x)",),
     "exp": ("r",),
     "exp2": ("r * LN2",),
     "expm1": ("r + 1",),
@@ -28,6 +29,7 @@ PARTIALS: dict[str, tuple[str, ...]] = {
     "log2": ("1 / (x * LN2)",),
     "log10": ("1 / (x * LN10)",),
     "log1p": ("1 / (1 + x)",),
+    "ldexp": ("ldexp(1, y)", "r * LN2"),      # x 2^y; y is an integer, never differentiated
     # trigonometry
     "sin": ("cos(x)",),
     "cos": ("-sin(x)",),
@@ -37,6 +39,8 @@ PARTIALS: dict[str, tuple[str, ...]] = {
     "atan": ("1 / (1 + x * x)",),
     "atan2": ("y / (x * x + y * y)", "-x / (x * x + y * y)"),    # atan2(x, y) = angle of (y, x)
     "hypot": ("x / r", "y / r"),
+    "degrees": ("DEG_PER_RAD",),
+    "radians": ("RAD_PER_DEG",),
     # hyperbolic
     "sinh": ("cosh(x)",),
     "cosh": ("sinh(x)",),
@@ -53,10 +57,10 @@ PARTIALS: dict[str, tuple[str, ...]] = {
     "min": ("1 if x <= y else 0", "0 if x <= y else 1"),
     "max": ("1 if x >= y else 0", "0 if x >= y else 1"),
     "copysign": ("sign(x) * copysign(1, y)", "0"),
+    "nextafter": ("1", "0"),                  # the neighbouring float of x: x itself to first order
     # conversions between float precisions
     "cast_float32": ("1",),
     "cast_float64": ("1",),
-    "cast_float16": ("1",),
 }
 
 # Float-valued primitives whose derivative is zero almost everywhere: their results carry no
@@ -64,10 +68,52 @@ PARTIALS: dict[str, tuple[str, ...]] = {
 PIECEWISE_CONSTANT = {"floor", "ceil", "trunc", "round", "floordiv"}
 
 # Primitives with no derivative rule that return floats: refused rather than guessed.
-NO_RULE_MESSAGE = {"lgamma": "lgamma needs digamma, which CUDA's libdevice lacks"}
+NO_RULE_MESSAGE = {
+    "lgamma": "lgamma needs digamma, which CUDA's libdevice lacks",
+    "gamma": "gamma needs digamma, which CUDA's libdevice lacks",
+    "cbrt": "numba.cuda cannot compile math.cbrt (write x ** (1.0 / 3.0) for x > 0)",
+    "frexp": "it returns a (mantissa, exponent) tuple; write the mantissa as x / 2.0 ** e",
+    "modf": "it returns a (fraction, integer part) tuple; write the fraction as x - math.trunc(x)",
+    "cast_float16": "float16 values cannot carry derivatives (derivative registers are float32 or float64); "
+                    "compute in float32",
+}
+
+# Functions of floats whose result is a boolean: never differentiable, nothing to refuse.
+BOOLEAN = {"isnan", "isinf", "isfinite"}
+
+# How many operands each primitive takes when called as a function (the rest: len(PARTIALS[op])).
+ARITY = {"round": (1, 2), "min": (2, None), "max": (2, None), "floor": (1, 1), "ceil": (1, 1),
+         "trunc": (1, 1), "frexp": (1, 1), "modf": (1, 1), "gamma": (1, 1), "lgamma": (1, 1),
+         "cbrt": (1, 1)}
+
+
+# Functions returning a tuple: refused where they are called, whatever their activity.
+TUPLE_RESULT = {"frexp", "modf"}
+
+
+def arity_problem(op: str, nargs: int) -> str | None:
+    """Why a call of `op` with `nargs` operands cannot be lowered (None when it can)."""
+    if op in TUPLE_RESULT:
+        return f"cannot be differentiated: {NO_RULE_MESSAGE[op]}"
+    if op.startswith("cast_") or op == "trunc_int":
+        lo, hi = 1, 1
+    elif op in ARITY:
+        lo, hi = ARITY[op]
+    elif op in PARTIALS:
+        lo = hi = len(PARTIALS[op])
+    elif op in BOOLEAN:
+        lo, hi = 1, 1
+    else:
+        return None
+    if nargs < lo or (hi is not None and nargs > hi):
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}" if hi else f"at least {lo}"
+        return f"takes {want} operand(s) in a kernel, got {nargs}"
+    return None
 
 CONSTANTS = {
     "LN2": 0.6931471805599453,
     "LN10": 2.302585092994046,
     "TWO_OVER_SQRTPI": 1.1283791670955126,
+    "DEG_PER_RAD": 57.29577951308232,       # 180 / pi
+    "RAD_PER_DEG": 0.017453292519943295,    # pi / 180
 }

@@ -74,6 +74,9 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
                 raise fail("Active applies to scalars only; pass an array as Duplicated(x, dx)")
             if act != "const" and not np.issubdtype(np.dtype(dtype), np.floating):
                 raise fail(f"{dtype} arrays cannot be differentiated; mark '{name}' const")
+            if act != "const" and dtype == "float16":
+                raise fail("float16 arrays cannot be differentiated (derivative registers are float32 or "
+                           f"float64); pass '{name}' as float32, or mark it const")
             if act in ("duplicated", "duplicated_no_need"):
                 info.shadows = (ann.shadow,)
             elif act == "batch_duplicated":
@@ -90,7 +93,7 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
         elif isinstance(value, _SCALAR_TYPES):
             dtype = _scalar_dtype(value)
             info = ArgInfo(pos, name, "scalar", dtype, 0, "", act, value)
-            floating = np.issubdtype(np.dtype(dtype), np.floating)
+            floating = np.issubdtype(np.dtype(dtype), np.floating) and dtype != "float16"
             if act != "const" and not floating:
                 raise fail(f"{dtype} scalars cannot be differentiated; mark '{name}' const")
             if act == "batch_duplicated" or act == "duplicated_no_need":

@@ -16,7 +16,7 @@ _PRIM_SYNTAX = {
     "bitand": "{0} & {1}", "bitor": "{0} | {1}", "bitxor": "{0} ^ {1}", "lshift": "{0} << {1}",
     "rshift": "{0} >> {1}", "invert": "~{0}", "abs": "abs({0})", "min": "min({0}, {1})",
     "max": "max({0}, {1})", "cast_bool": "bool({0})", "trunc_int": "int({0})",
-    "cast_int64": "int64({0})", "round": "round({0})",
+    "cast_int64": "int64({0})",
 }
 
 
@@ -65,6 +65,8 @@ def expr_text(e) -> str:
         return args[0]                        # the value came from the rule's primal body
     if e.op in _PRIM_SYNTAX:
         return _PRIM_SYNTAX[e.op].format(*args)
+    if e.op == "round":                       # round(x) or round(x, ndigits)
+        return f"round({', '.join(args)})"
     if e.op.startswith("cast_"):
         return f"{e.op[5:]}({', '.join(args)})"
     return f"math.{e.op}({', '.join(args)})"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rules import BOOLEAN
+
 FLOATS = ("float32", "float64")
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne", "not", "cast_bool"}
 _INT_ONLY = {"bitand", "bitor", "bitxor", "lshift", "rshift", "invert", "trunc_int"}
@@ -44,8 +46,10 @@ def promote_pair(a: str, b: str) -> str:
 
 
 def infer_prim_type(op: str, arg_types: list[str]) -> str:
-    if op in _COMPARE:
+    if op in _COMPARE or op in BOOLEAN:
         return "bool"
+    if op == "round":                     # round(x) is an integer, round(x, n) a float
+        return "int64" if len(arg_types) == 1 else promote(arg_types[:1] + ["float32"])
     if op.startswith("cast_"):
         return op[len("cast_"):]
     if op in _INT_ONLY:
