@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from harness.bench.cli import add_bench_parser
+from harness.fuzz.cli import add_fuzz_parser
 from harness.mutation_run import add_mutate_parser
 from harness.report.cli import add_report_parser
 from harness.run_cli import add_run_parser
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_show_parser(subparsers)
     add_new_parser(subparsers)
     add_reduce_parser(subparsers)
+    add_fuzz_parser(subparsers)
     return parser
 
 
