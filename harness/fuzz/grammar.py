@@ -165,6 +165,9 @@ def _statement(w: _Writer, kind: str, ctx: dict):
             w.emit(f"if {k} % 2 == 1:")
             w.emit("    continue")
         w.emit(f"{acc} = {body}")
+        if "atomics" in ctx and rng.random() < 0.3:    # an old value used in every iteration
+            _atomic_old(w, ctx["acc_array"], acc)
+            ctx["atomics"].add("add")
         w.locals = saved
         w.indent -= 1
         w.locals.append(acc)
@@ -197,10 +200,7 @@ def _statement(w: _Writer, kind: str, ctx: dict):
         index = rng.choice(["i % 3", "idx[i] % 3", "0"])
         value = w.bind(w.expr(1))
         if op == "add" and rng.random() < 0.4:
-            w.features.add("atomic-old")
-            old = w.fresh("old")
-            w.emit(f"{old} = cuda.atomic.add(cnt, 0, 1)")
-            w.emit(f"cuda.atomic.add({target}, {old} % 3, {value})")
+            _atomic_old(w, target, value)
         else:
             w.emit(f"cuda.atomic.{op}({target}, {index}, {value})")
         ctx["atomics"].add(op)
@@ -209,6 +209,16 @@ def _statement(w: _Writer, kind: str, ctx: dict):
         value = w.bind(w.expr(1))
         w.emit(f"y[i] = y[i] * 0.5 + {value}")
         w.loads = [ld for ld in w.loads if not ld.startswith("y[")]
+
+
+def _atomic_old(w: _Writer, target: str, value: str):
+    """An atomic's old value used as an index. Each thread counts in its own slot of `cnt`, so the
+    old values are the same in every launch (with one shared counter they would depend on thread
+    order, and so would the primal: a nondeterministic kernel, not a derivative bug)."""
+    w.features.add("atomic-old")
+    old = w.fresh("old")
+    w.emit(f"{old} = cuda.atomic.add(cnt, i, 1)")
+    w.emit(f"cuda.atomic.add({target}, {old} % 3, {value})")
 
 
 def _uses(w: _Writer) -> str:
@@ -347,7 +357,7 @@ def generate(seed: int) -> FuzzKernel:
             "n": {"scalar": {"value": rng.randint(0, 6), "dtype": "int64"}},
             "acc": {"array": {"shape": [3], "dtype": dtype, "init": "normal"},
                     "activity": "duplicated" if ctx["atomics"] else "const"},
-            "cnt": {"array": {"shape": [1], "dtype": "int32", "init": "zeros"}},
+            "cnt": {"array": {"shape": [size], "dtype": "int32", "init": "zeros"}},
         }
         launch = {"threads": n_threads, "block": block}
     features |= w.features
