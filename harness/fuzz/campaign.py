@@ -23,10 +23,11 @@ from pathlib import Path
 
 import yaml
 
+from ..policy import BUG_STATES
 from .grammar import FuzzKernel, generate
 
 REFUSALS = ("UnsupportedError", "ActivityError")
-WRONG = ("FAIL", "ZERO", "NONDET")
+WRONG = BUG_STATES - {"ERROR"}                             # a wrong gradient; an ERROR is a crash
 
 
 @dataclass
