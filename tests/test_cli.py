@@ -139,3 +139,31 @@ def test_pytest_baseline_fails_on_a_new_failure_and_passes_on_a_known_one(projec
     assert known.returncode == 0, known.stdout + known.stderr
     assert "baseline: 0 new failures" in known.stdout
     assert "no new failures: the 1 failing run(s) failed in the baseline too" in known.stdout
+
+
+# ----------------------------------------------------------------------------- the README's Python snippet
+
+def readme_python_snippet() -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Using the engine from Python"):]
+    return section[section.index("```python\n") + len("```python\n"):section.index("\n```", section.index("```python"))]
+
+
+def test_readme_python_snippet_runs_as_written_without_a_gpu():
+    # issue 15: the snippet failed with "numba was imported before the 'sim' backend was chosen";
+    # HARNESS_BACKEND=sim, as the README says to run it, now picks the simulator before numba loads
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "PYTEST_XDIST_WORKER")}
+    env.update(HARNESS_BACKEND="sim", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", readme_python_snippet()], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    alpha_adjoint, dx = done.stdout.split(" ", 1)
+    assert float(alpha_adjoint) == pytest.approx(100.0, rel=1e-5)        # sum(x), x = linspace(0, 1, 200)
+    assert dx.strip() == "[2.5 2.5 2.5]"
+
+
+def test_auto_backend_is_announced_with_the_reason(monkeypatch):
+    from harness import backends
+    monkeypatch.setattr(backends, "gpu_available", lambda: False)
+    assert backends.announce("auto", "sim") == "backend sim (picked by auto: no GPU visible: numba's CUDA simulator)"
+    assert backends.announce("ptx", "ptx") == "backend ptx"
