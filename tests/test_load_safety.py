@@ -341,3 +341,9 @@ def test_accepted_text_survives_the_results_writer(project, tmp_path):
     import json
     case = load_case_file(write(project, BASE + 'title: "caf\\u00e9 \\U0001F600 \\t tab"\n'), project)[0]
     json.dumps({"title": case.title}, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_path_with_a_nul_is_a_case_error(project):
+    """Programmatic callers may pass any string: os.stat raised ValueError (embedded null byte)."""
+    with pytest.raises(CaseError, match="cannot read the case file: embedded null byte"):
+        load_case_file(str(project / "cases" / "a\0b.yaml"), project)

@@ -40,8 +40,9 @@ def read_case_text(path: Path, source: str) -> str:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise CaseError("not a regular file (it changed while being opened)", file=source)
             data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise CaseError(f"cannot read the case file: {exc.strerror or exc}", file=source) from None
+    except (OSError, ValueError) as exc:                  # ValueError: a NUL in the path
+        raise CaseError(f"cannot read the case file: {getattr(exc, 'strerror', None) or exc}",
+                        file=source) from None
     _check_size(len(data), source)
     try:
         return data.decode("utf-8")

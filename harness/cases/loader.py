@@ -888,7 +888,7 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
 def _project_relative(path: Path, root: Path) -> str:
     try:
         resolved = path.resolve()
-    except (OSError, RuntimeError):                         # a symlink loop: name the link itself
+    except (OSError, RuntimeError, ValueError):             # a symlink loop: name the link itself
         resolved = Path(os.path.abspath(path))
     try:
         return resolved.relative_to(root.resolve()).as_posix()
