@@ -1,0 +1,166 @@
+"""What the Warp and Taichi adapters share: checking and unpacking the annotated arguments, host
+copies in and out, the translation of the kernel into a readable file, and its cache.
+
+An adapter copies every array into its system (contiguous), runs the translated kernel there, and
+writes the final primal values and shadows back into the caller's arrays, so the oracles see the
+same launch contract as with the bundled engine. Arrays that share memory are refused: the copies
+would break the aliasing the kernel sees.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .base import AdapterPlan, AdapterResult
+from .translate import BOOL, F32, F64, INT, Arr, LaunchInfo, Param, Translator, dtype_code, python_function
+
+MODES = ("primal", "forward", "reverse")
+
+
+def generated_dir(system: str) -> Path:
+    root = os.environ.get("HARNESS_CACHE_DIR")
+    path = (Path(root) if root else Path.cwd() / ".cache" / "harness" / "generated") / system
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_source(system: str, stem: str, text: str) -> Path:
+    """A generated module as a real file named by its content (Warp and Taichi read kernel source
+    from files; a reader can open it)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = generated_dir(system) / f"{stem}_{digest}.py"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return path
+
+
+def import_source(path: Path, system: str):
+    spec = importlib.util.spec_from_file_location(f"harness_{system}_generated.{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Arg:
+    """One launch argument, unpacked: its activity, host values and the caller's arrays."""
+
+    def __init__(self, info, backend):
+        self.name, self.position, self.activity = info.name, info.position, info.activity
+        self.kind = info.kind
+        self.device_value = info.value
+        self.device_shadows = tuple(info.shadows)
+        if info.kind == "array":
+            self.host = np.ascontiguousarray(backend.to_host(info.value))
+            self.type = Arr(dtype_code(self.host.dtype), self.host.ndim)
+            self.shadows = [np.ascontiguousarray(backend.to_host(s)) for s in info.shadows]
+        else:
+            self.host = info.value
+            dt = np.dtype(info.dtype)
+            self.type = F32 if dt == np.float32 else F64 if np.issubdtype(dt, np.floating) else \
+                BOOL if dt == np.bool_ else INT
+            self.shadows = list(info.shadows)
+
+    @property
+    def differentiable(self) -> bool:
+        return self.activity != "const"
+
+
+def _write_back(dst, host: np.ndarray):
+    if isinstance(dst, np.ndarray):
+        dst[...] = host.astype(dst.dtype, copy=False)
+        return
+    import cupy      # the cuda backend's arrays
+    dst[...] = cupy.asarray(host.astype(dst.dtype, copy=False))
+
+
+class Adapter:
+    """Base of the adapters: subclasses give `name`, `version`, a `target` and `run`."""
+    name = "adapter"
+    system = "adapter"
+
+    def __init__(self, backend):
+        self.backend = backend
+        self._modules: dict[tuple, tuple] = {}
+
+    # ------------------------------------------------------------------ public
+    @property
+    def version(self) -> str:
+        raise NotImplementedError
+
+    def launch(self, kernel, config, *args, mode: str = "primal") -> AdapterResult:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        if not self.backend.can_launch:
+            raise UnsupportedError(f"the {self.backend.name} tier compiles the bundled engine's kernels only; "
+                                   f"{self.name} runs on sim (its CPU device) or cuda")
+        from ..engine.signature import classify        # the launch contract's activity checks
+        fn = python_function(kernel)
+        params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+        infos = classify(self.backend, params, tuple(args), mode)
+        unpacked = [Arg(i, self.backend) for i in infos]
+        self._refuse(unpacked, mode)
+        launch = _launch_info(config)
+        module, fname, path = self._module(kernel, unpacked, launch)
+        adjoints = self.run(module, fname, unpacked, launch, mode)
+        for a in unpacked:
+            if a.kind != "array":
+                continue
+            _write_back(a.device_value, a.host)
+            for dst, host in zip(a.device_shadows, a.shadows):
+                _write_back(dst, host)
+        return AdapterResult(adjoints=adjoints, plan=AdapterPlan(mode, str(path), fname))
+
+    # ------------------------------------------------------------------ subclass hooks
+    target = None
+
+    def run(self, module, fname: str, args: list[Arg], launch: LaunchInfo, mode: str) -> dict:
+        """Run the translated kernel in `mode`; update each Arg's host and shadows in place;
+        return the adjoints of Active scalars."""
+        raise NotImplementedError
+
+    def refuse_mode(self, args: list[Arg], mode: str) -> str | None:
+        return None
+
+    # ------------------------------------------------------------------ internals
+    def _refuse(self, args: list[Arg], mode: str):
+        why = self.refuse_mode(args, mode)
+        if why:
+            raise UnsupportedError(why)
+        for a in args:
+            if a.activity == "batch_duplicated" and mode != "primal":
+                raise UnsupportedError(f"argument {a.position} ('{a.name}'): {self.system} has no batched "
+                                       "shadows (BatchDuplicated)")
+        arrays = [a for a in args if a.kind == "array"]
+        for k, a in enumerate(arrays):
+            for b in arrays[k + 1:]:
+                if isinstance(a.device_value, np.ndarray) and np.shares_memory(a.device_value, b.device_value):
+                    raise UnsupportedError(f"arguments '{a.name}' and '{b.name}' share memory: the {self.name} "
+                                           "adapter copies each array into its own buffer")
+
+    def _module(self, kernel, args: list[Arg], launch: LaunchInfo):
+        fn = python_function(kernel)
+        key = (id(fn), tuple(a.type for a in args), launch)
+        if key not in self._modules:
+            tr = Translator(self.target, kernel, [Param(a.name, a.type) for a in args], launch)
+            doc = (f"{self.system} translation of `{tr.src.name}` ({tr.src.file}:{tr.src.tree.lineno}) for "
+                   f"{launch.threads} threads in blocks of {launch.block}.\n\n"
+                   f"Generated by the harness's {self.name} adapter (harness/engines/); do not edit.")
+            path = write_source(self.system, f"{tr.src.name}", tr.module_text(doc))
+            self._modules[key] = (import_source(path, self.system), tr.kernel.name, path)
+        return self._modules[key]
+
+
+def _launch_info(config) -> LaunchInfo:
+    ndim = max(len(config.grid), len(config.block))
+    grid = tuple(config.grid) + (1,) * (ndim - len(config.grid))
+    block = tuple(config.block) + (1,) * (ndim - len(config.block))
+    return LaunchInfo(tuple(g * b for g, b in zip(grid, block)), block, grid)

@@ -1,0 +1,223 @@
+"""Taichi adapter: the case's numba.cuda kernel as a `ti.kernel` with one parallel loop over the
+launch's threads; reverse mode through `ti.ad.Tape`, forward mode through `ti.ad.FwdMode`.
+
+Translation (harness/engines/translate.py walks the kernel; this file spells it in Taichi):
+- the kernel body runs inside `for _t0 in range(threads)` (or `ti.ndrange` for 2-D/3-D launches);
+  cuda.grid and threadIdx/blockIdx/... are derived from the loop index and the launch's blocks.
+- an early `return` becomes an `else` around the rest of the body (Taichi's parallel loop has no
+  early exit, and its autodiff refuses `continue` there); a return inside a loop is refused.
+- numba's types are explicit casts (`ti.cast(x, ti.f64)`); integers are i32.
+- `a[i] += v` is Taichi's `a[i] += v` (an atomic add in Taichi); `cuda.atomic.*` are `ti.atomic_*`.
+- device functions are `@ti.func`, one per argument-type signature; arrays are fields passed as
+  `ti.template()`.
+
+Activities: every float array is a field with `needs_grad` and `needs_dual`. Reverse: inside
+`ti.ad.Tape(loss=L)` the kernel runs, then a seeding kernel adds <w, final state> to L, so the
+tape's backward pass starts from the shadows' cotangents (Taichi, like the harness, consumes the
+gradient of an element a kernel stores to). Forward: inside `ti.ad.FwdMode` every input's dual is
+the tangent (FwdMode itself seeds one field, in float32; the duals are set in full precision
+inside its context) and the outputs' duals are read before it exits. Scalar kernel arguments carry
+no gradient or dual in Taichi, and there are no batched shadows: UnsupportedError.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .adapter import Adapter, Arg
+from .translate import BOOL, F32, F64, INT, Arr, Function, LaunchInfo, Target
+
+_SCALAR = {F32: "ti.f32", F64: "ti.f64", INT: "ti.i32", BOOL: "ti.i32"}
+_ELEM = {F32: "ti.f32", F64: "ti.f64", "i32": "ti.i32", "i64": "ti.i64"}
+
+
+class TaichiTarget(Target):
+    name = "Taichi"
+    math = {
+        "sin": "ti.sin({0})", "cos": "ti.cos({0})", "tan": "ti.tan({0})", "asin": "ti.asin({0})",
+        "acos": "ti.acos({0})", "tanh": "ti.tanh({0})", "exp": "ti.exp({0})", "log": "ti.log({0})",
+        "sqrt": "ti.sqrt({0})", "atan2": "ti.atan2({0}, {1})", "pow": "({0} ** {1})", "abs": "ti.abs({0})",
+        "fabs": "ti.abs({0})",
+        # Taichi has no atan, hypot, log1p or expm1: the port spells them out, as a user porting would.
+        "atan": "ti.atan2({0}, {one})", "hypot": "ti.sqrt({0} * {0} + {1} * {1})",
+        "log1p": "ti.log({one} + {0})", "expm1": "(ti.exp({0}) - {one})",
+    }
+
+    def module_header(self):
+        return ["import taichi as ti"]
+
+    def body_depth(self, kernel: bool) -> int:
+        return 2 if kernel else 1
+
+    def kernel_return(self):
+        return None
+
+    def literal(self, value, t):
+        if t == INT:
+            return str(int(value))
+        return f"{_SCALAR[t]}({float(value)!r})"
+
+    def cast(self, code, src, dst):
+        if src is None or dst is None or src == dst:
+            return code
+        return f"ti.cast({code}, {_SCALAR[dst]})"
+
+    def _sig(self, fn: Function, func: bool) -> str:
+        parts = []
+        for p in fn.params:
+            if isinstance(p.type, Arr):
+                parts.append(f"{p.name}: ti.template()")
+            else:
+                parts.append(f"{p.name}: {_SCALAR[p.type]}")
+        return ", ".join(parts)
+
+    def kernel_header(self, fn, launch: LaunchInfo):
+        n = len(launch.threads)
+        loop = (f"for _t0 in range({launch.threads[0]}):" if n == 1 else
+                f"for {', '.join(f'_t{k}' for k in range(n))} in ti.ndrange({', '.join(map(str, launch.threads))}):")
+        return ["@ti.kernel", f"def {fn.name}({self._sig(fn, False)}):", f"    {loop}"]
+
+    def func_header(self, fn):
+        ret = ""
+        if fn.returns is not None:
+            items = fn.returns.items if hasattr(fn.returns, "items") else None
+            if items and len(set(items)) != 1:
+                raise UnsupportedError(f"{fn.name} returns a tuple of mixed types {items}: a Taichi function "
+                                       "returns one vector type")
+            ret = f" -> ti.types.vector({len(items)}, {_SCALAR[items[0]]})" if items else f" -> {_SCALAR[fn.returns]}"
+        return ["@ti.func", f"def {fn.name}({self._sig(fn, True)}){ret}:"]
+
+    def return_tuple(self, codes):
+        return f"return ti.Vector([{', '.join(codes)}])"
+
+    def thread_index(self, dim):
+        return f"_t{dim}"
+
+    def load(self, arr, index, t):
+        code = f"{arr}[{', '.join(index)}]"
+        return f"ti.cast({code}, ti.i32)" if t.dtype == "i64" else code
+
+    def store(self, arr, index, value, t):
+        return f"{arr}[{', '.join(index)}] = {value}"
+
+    def augmented_store(self, arr, index, op, value):
+        if op in ("+", "-"):
+            return f"{arr}[{', '.join(index)}] {op}= {value}"
+        return None
+
+    def shape(self, arr, k):
+        return f"{arr}.shape[{k}]"
+
+    def select(self, cond, a, b):
+        return f"ti.select({cond}, {a}, {b})"
+
+    def atomic(self, op, arr, index, value):
+        return f"ti.atomic_{op}({arr}[{', '.join(index)}], {value})"
+
+    def min_max(self, name, a, b):
+        return f"ti.{name}({a}, {b})"
+
+
+_initialized = None
+
+
+def _init(arch: str):
+    global _initialized
+    import taichi as ti
+    if _initialized is None:
+        ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, log_level=ti.ERROR, offline_cache=True)
+        _initialized = arch
+    return ti
+
+
+class TaichiAdapter(Adapter):
+    name = "taichi"
+    system = "taichi"
+    target = TaichiTarget()
+
+    def __init__(self, backend):
+        super().__init__(backend)
+        self.ti = _init("cuda" if backend.name == "cuda" else "cpu")
+        self._fields: dict[tuple, object] = {}
+        from . import taichi_seed
+        self._seed = taichi_seed
+
+    @property
+    def version(self) -> str:
+        return ".".join(map(str, self.ti.__version__))
+
+    def refuse_mode(self, args: list[Arg], mode: str) -> str | None:
+        if mode == "primal":
+            return None
+        for a in args:
+            if a.kind == "scalar" and a.differentiable:
+                what = "gradient" if mode == "reverse" else "dual (tangent)"
+                return (f"argument {a.position} ('{a.name}'): a Taichi kernel's scalar argument has no {what} "
+                        "(Active); pass it as a one-element field instead")
+        return None
+
+    def _field(self, role: str, a: Arg):
+        """Fields are reused per (argument, role, dtype, shape): a kernel taking fields as templates
+        compiles once per set of fields, and Taichi never frees a field."""
+        ti = self.ti
+        key = (a.position, role, a.host.dtype.str, a.host.shape)
+        if key not in self._fields:
+            dtype = {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64, np.dtype(np.int32): ti.i32,
+                     np.dtype(np.int64): ti.i64}.get(a.host.dtype)
+            if dtype is None:
+                raise UnsupportedError(f"argument {a.position} ('{a.name}'): {a.host.dtype} arrays")
+            floating = np.issubdtype(a.host.dtype, np.floating) and role == "primal"
+            self._fields[key] = ti.field(dtype, shape=a.host.shape, needs_grad=floating, needs_dual=floating)
+        return self._fields[key]
+
+    def run(self, module, fname, args, launch, mode):
+        ti = self.ti
+        kernel = getattr(module, fname)
+        inputs, fields = [], []
+        for a in args:
+            if a.kind == "array":
+                f = self._field("primal", a)
+                f.from_numpy(a.host)
+                fields.append((a, f))
+                inputs.append(f)
+            else:
+                inputs.append(float(a.host) if a.type in (F32, F64) else int(a.host))
+        diff = [(a, f) for a, f in fields if a.differentiable and mode != "primal"]
+        try:
+            if mode == "primal":
+                kernel(*inputs)
+            elif mode == "reverse":
+                loss = self._loss()
+                with ti.ad.Tape(loss=loss):
+                    kernel(*inputs)
+                    for a, f in diff:
+                        w = self._field("cotangent", a)
+                        w.from_numpy(a.shadows[0].astype(a.host.dtype))
+                        self._seed.add_inner_product(loss, f, w)
+                for a, f in diff:
+                    a.shadows[0][...] = f.grad.to_numpy()
+            else:
+                first = diff[0][1] if diff else None
+                if first is None:
+                    kernel(*inputs)
+                else:
+                    seed = [float(v) for v in diff[0][0].shadows[0].reshape(-1)]
+                    with ti.ad.FwdMode(loss=[f for _, f in diff], param=first, seed=seed):
+                        for a, f in diff:            # full-precision tangents for every input
+                            f.dual.from_numpy(a.shadows[0].astype(a.host.dtype))
+                        kernel(*inputs)
+                        for a, f in diff:
+                            a.shadows[0][...] = f.dual.to_numpy()
+        except RuntimeError as exc:
+            if "auto_diff" in str(exc) or "Not supported" in str(exc):
+                raise UnsupportedError(f"Taichi's autodiff refuses the kernel ({mode}): {exc}") from exc
+            raise
+        ti.sync()
+        for a, f in fields:
+            a.host[...] = f.to_numpy()
+        return {}
+
+    def _loss(self):
+        if "loss" not in self._fields:
+            self._fields["loss"] = self.ti.field(self.ti.f64, shape=(), needs_grad=True)
+        return self._fields["loss"]

@@ -1,0 +1,735 @@
+"""Translate a numba.cuda kernel (the subset the adapters accept) into another system's kernel source.
+
+The front end here is shared by the Warp and Taichi adapters: it parses the kernel, infers numba's
+types (float literals are float64, float32 op float64 is float64, integers mixed with floats give
+float64, a variable takes the unification of everything assigned to it), and walks the body calling
+one `Target` method per construct. A Target (harness/engines/warp_source.py, taichi_source.py)
+returns text; nothing here knows Warp or Taichi.
+
+Every construct outside the subset raises UnsupportedError naming the kernel's file and line: an
+adapter refuses rather than guesses. What the subset holds is listed in docs/engines.md.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import textwrap
+import types as pytypes
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UnsupportedError
+
+# ----------------------------------------------------------------------------- types
+
+F32, F64, INT, BOOL = "f32", "f64", "int", "bool"
+FLOATS = (F32, F64)
+
+
+@dataclass(frozen=True)
+class Arr:
+    dtype: str          # f32 | f64 | i32 | i64 (element type as stored)
+    ndim: int
+
+    @property
+    def elem(self) -> str:
+        return self.dtype if self.dtype in FLOATS else INT
+
+
+@dataclass(frozen=True)
+class Tup:
+    items: tuple
+
+
+def dtype_code(dtype) -> str:
+    dt = np.dtype(dtype)
+    if dt == np.float32:
+        return F32
+    if dt == np.float64:
+        return F64
+    if dt in (np.int32, np.int64, np.int16, np.int8, np.uint32, np.uint8):
+        return "i32" if dt.itemsize <= 4 else "i64"
+    if dt == np.bool_:
+        return BOOL
+    raise UnsupportedError(f"arrays of {dt} are outside the adapters' subset")
+
+
+def unify(a, b):
+    """numba's unification of two scalar types (numpy promotion, no value-based casting)."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    if isinstance(a, (Arr, Tup)) or isinstance(b, (Arr, Tup)):
+        raise TypeError(f"cannot unify {a} and {b}")
+    if F64 in (a, b):
+        return F64
+    if F32 in (a, b):
+        return F64 if INT in (a, b) else F32     # int64 with float32 promotes to float64
+    return INT                                   # int with bool
+
+
+# ----------------------------------------------------------------------------- kernel source
+
+def python_function(kernel):
+    for attr in ("py_func", "fn", "__wrapped__"):
+        inner = getattr(kernel, attr, None)
+        if isinstance(inner, pytypes.FunctionType):
+            return inner
+    if isinstance(kernel, pytypes.FunctionType):
+        return kernel
+    raise TypeError(f"{kernel!r} is not a Python kernel function")
+
+
+@dataclass
+class Source:
+    fn: object
+    name: str
+    file: str
+    tree: ast.FunctionDef
+    globals: dict
+
+    @staticmethod
+    def of(kernel) -> "Source":
+        fn = python_function(kernel)
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        ast.increment_lineno(tree, first - 1)
+        fdef = tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            raise UnsupportedError(f"{fn.__name__} is not a plain function definition",
+                                   file=inspect.getsourcefile(fn), line=first)
+        return Source(fn, fn.__name__, inspect.getsourcefile(fn), fdef, fn.__globals__)
+
+    @property
+    def params(self) -> list[str]:
+        return [a.arg for a in self.tree.args.args]
+
+    def refuse(self, node, what: str) -> UnsupportedError:
+        return UnsupportedError(what, file=self.file, line=getattr(node, "lineno", self.tree.lineno))
+
+    def resolve(self, node):
+        """The object a Name or dotted Attribute refers to in the kernel's module, or None."""
+        if isinstance(node, ast.Name):
+            if node.id in self.globals:
+                return self.globals[node.id]
+            import builtins
+            return getattr(builtins, node.id, None)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return getattr(base, node.attr, None) if base is not None else None
+        return None
+
+
+MATH_FUNCTIONS = {getattr(math, n): n for n in (
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "erf", "erfc", "fabs", "floor", "ceil",
+    "atan2", "hypot", "pow", "lgamma", "copysign", "fmod", "trunc")}
+MATH_FUNCTIONS.update({abs: "abs", min: "min", max: "max"})
+CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, np.int64: INT}
+
+
+def _cuda_path(src: Source, node) -> str | None:
+    """'grid', 'threadIdx.x', 'atomic.add', 'shared.array', ... for a cuda.* reference, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    obj = src.resolve(node)
+    if isinstance(obj, pytypes.ModuleType) and obj.__name__.startswith("numba.cuda"):
+        return ".".join(reversed(parts))
+    return None
+
+
+def _numba_cast(obj):
+    """numba.float32 and friends used as a cast."""
+    name = getattr(obj, "name", None)
+    if type(obj).__module__.startswith("numba.core.types") and name in ("float32", "float64", "int32", "int64"):
+        return {"float32": F32, "float64": F64}.get(name, INT)
+    return None
+
+
+# ----------------------------------------------------------------------------- the walk
+
+@dataclass
+class Param:
+    name: str
+    type: object        # Arr or a scalar type code
+
+
+@dataclass
+class Function:
+    """A translated kernel or device function."""
+    name: str
+    params: list[Param]
+    returns: object = None
+    lines: list[str] = field(default_factory=list)
+
+
+class Target:
+    """What a target system provides; each method returns source text."""
+    name = "target"
+    # numba math name -> the target's spelling, or a template over {0}, {1}
+    math: dict = {}
+
+    def literal(self, value, t) -> str: raise NotImplementedError
+    def cast(self, code: str, src, dst) -> str: raise NotImplementedError
+    def kernel_header(self, fn: Function, launch: "LaunchInfo") -> list[str]: raise NotImplementedError
+    def func_header(self, fn: Function) -> list[str]: raise NotImplementedError
+    def thread_index(self, dim: int) -> str: raise NotImplementedError
+    def load(self, arr: str, index: list[str], t: Arr) -> str: raise NotImplementedError
+    def store(self, arr: str, index: list[str], value: str, t: Arr) -> str: raise NotImplementedError
+    def augmented_store(self, arr: str, index: list[str], op: str, value: str) -> str | None: return None
+    def shape(self, arr: str, k: int) -> str: raise NotImplementedError
+    def select(self, cond: str, a: str, b: str) -> str: raise NotImplementedError
+    def atomic(self, op: str, arr: str, index: list[str], value: str) -> str: raise NotImplementedError
+    def pow(self, a: str, b: str) -> str: return f"({a} ** {b})"
+    def min_max(self, name: str, a: str, b: str) -> str: raise NotImplementedError
+    def kernel_return(self) -> str | None: return "return"
+    def body_depth(self, kernel: bool) -> int: return 1
+    def return_tuple(self, codes: list[str]) -> str: return "return " + ", ".join(codes)
+    def module_header(self) -> list[str]: raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LaunchInfo:
+    threads: tuple[int, ...]   # threads per dimension (grid * block)
+    block: tuple[int, ...]
+    grid: tuple[int, ...]
+
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.Pow: "**"}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+class Translator:
+    """One module: a kernel and the device functions it calls, specialized to argument types."""
+
+    def __init__(self, target: Target, kernel, params: list[Param], launch: LaunchInfo):
+        self.target = target
+        self.src = Source.of(kernel)
+        self.launch = launch
+        self.functions: list[Function] = []
+        self._specialized: dict[tuple, Function] = {}
+        names = self.src.params
+        if len(names) != len(params):
+            raise self.src.refuse(self.src.tree, f"{self.src.name} takes {len(names)} parameters, "
+                                                 f"the launch passes {len(params)}")
+        self.kernel = self._translate(self.src, [Param(n, p.type) for n, p in zip(names, params)], kernel=True)
+
+    def module_text(self, doc: str) -> str:
+        out = ['"""' + doc + '"""'] + self.target.module_header() + [""]
+        for fn in self.functions:
+            out += [""] + fn.lines
+        return "\n".join(out) + "\n"
+
+    # -------------------------------------------------------------- per function
+    def _translate(self, src: Source, params: list[Param], kernel: bool) -> Function:
+        fn = Function(src.name if kernel else f"{src.name}_" + "_".join(_tname(p.type) for p in params), params)
+        if kernel and self.target.kernel_return() is None:
+            src.tree.body = lift_early_returns(src.tree.body)
+        scope = _Scope(self, src, fn, kernel)
+        scope.infer()
+        fn.returns = scope.returns
+        fn.lines = (self.target.kernel_header(fn, self.launch) if kernel else self.target.func_header(fn))
+        fn.lines += scope.emit_body()
+        self.functions.append(fn)
+        return fn
+
+    def helper(self, src_node, obj, arg_types: list) -> Function:
+        fn = python_function(obj)
+        key = (id(fn), tuple(arg_types))
+        if key not in self._specialized:
+            src = Source.of(obj)
+            if len(src.params) != len(arg_types):
+                raise self.src.refuse(src_node, f"{src.name} takes {len(src.params)} arguments, given {len(arg_types)}")
+            self._specialized[key] = None            # recursion guard
+            self._specialized[key] = self._translate(src, [Param(n, t) for n, t in zip(src.params, arg_types)], False)
+        made = self._specialized[key]
+        if made is None:
+            raise self.src.refuse(src_node, f"recursive device function {fn.__name__}")
+        return made
+
+
+def _tname(t) -> str:
+    if isinstance(t, Arr):
+        return f"a{t.ndim}{t.dtype}"
+    return str(t)
+
+
+class _Scope:
+    """Type inference and emission for one function body."""
+
+    def __init__(self, tr: Translator, src: Source, fn: Function, kernel: bool):
+        self.tr, self.src, self.fn, self.kernel = tr, src, fn, kernel
+        self.t = tr.target
+        self.vars: dict[str, object] = {p.name: p.type for p in fn.params}
+        self.params = {p.name for p in fn.params}
+        self.returns = None
+        self.emitting = False
+        self.declared: set[str] = set(self.params)
+
+    # -------------------------------------------------------------- inference
+    def infer(self):
+        for _ in range(6):                  # a fixed point over variable types (loops may widen them)
+            before = dict(self.vars)
+            self._block(self.src.tree.body, out=None, depth=0)
+            if before == self.vars:
+                return
+        raise self.src.refuse(self.src.tree, "variable types do not settle")
+
+    def emit_body(self) -> list[str]:
+        self.emitting = True
+        out: list[str] = []
+        depth = self.t.body_depth(self.kernel)
+        self._block(self.src.tree.body, out, depth=depth)
+        if not out:
+            out.append("    " * depth + "pass")
+        return out
+
+    def _assign_var(self, node, name: str, t):
+        if name in self.params and not self.emitting and self.vars[name] != t and isinstance(self.vars[name], Arr):
+            raise self.src.refuse(node, f"parameter {name} is rebound")
+        old = self.vars.get(name)
+        try:
+            self.vars[name] = unify(old, t) if not isinstance(t, (Arr, Tup)) else t
+        except TypeError:
+            raise self.src.refuse(node, f"{name} holds values of types {old} and {t}") from None
+
+    # -------------------------------------------------------------- statements
+    def _block(self, stmts, out, depth):
+        for s in stmts:
+            self._stmt(s, out, depth)
+
+    def _line(self, out, depth, text):
+        if out is not None:
+            out.append("    " * depth + text)
+
+    def _stmt(self, s, out, depth):
+        src = self.src
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+            return                                           # docstring
+        if isinstance(s, ast.Pass):
+            self._line(out, depth, "pass")
+        elif isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                raise src.refuse(s, "chained assignment")
+            self._assign(s, s.targets[0], s.value, out, depth)
+        elif isinstance(s, ast.AnnAssign) and s.value is not None:
+            self._assign(s, s.target, s.value, out, depth)
+        elif isinstance(s, ast.AugAssign):
+            self._augassign(s, out, depth)
+        elif isinstance(s, ast.If):
+            cond = self._cond(s.test)
+            self._line(out, depth, f"if {cond}:")
+            self._block(s.body, out, depth + 1)
+            if s.orelse:
+                self._line(out, depth, "else:")
+                self._block(s.orelse, out, depth + 1)
+        elif isinstance(s, ast.For):
+            self._for(s, out, depth)
+        elif isinstance(s, ast.While):
+            if s.orelse:
+                raise src.refuse(s, "while ... else")
+            self._line(out, depth, f"while {self._cond(s.test)}:")
+            self._block(s.body, out, depth + 1)
+        elif isinstance(s, ast.Break):
+            self._line(out, depth, "break")
+        elif isinstance(s, ast.Continue):
+            self._line(out, depth, "continue")
+        elif isinstance(s, ast.Return):
+            self._return(s, out, depth)
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            code, _ = self._call(s.value, statement=True)
+            self._line(out, depth, code)
+        else:
+            raise src.refuse(s, f"statement {type(s).__name__} is outside the adapters' subset")
+
+    def _return(self, s, out, depth):
+        if self.kernel:
+            if s.value is not None:
+                raise self.src.refuse(s, "a kernel returns no value")
+            ret = self.t.kernel_return()
+            if ret is None:
+                raise self.src.refuse(s, f"an early return from the kernel ({self.t.name} kernels have one "
+                                         "parallel loop over the threads and no early exit from it)")
+            self._line(out, depth, ret)
+            return
+        if s.value is None:
+            raise self.src.refuse(s, "a device function must return a value")
+        if isinstance(s.value, ast.Tuple):
+            codes, types_ = zip(*[self._expr(e) for e in s.value.elts])
+            if not self.emitting:
+                self.returns = Tup(tuple(types_)) if self.returns is None else \
+                    Tup(tuple(unify(a, b) for a, b in zip(self.returns.items, types_)))
+                return
+            codes = [self.t.cast(c, t, r) for c, t, r in zip(codes, types_, self.returns.items)]
+            self._line(out, depth, self.t.return_tuple(codes))
+            return
+        code, t = self._expr(s.value)
+        if not self.emitting:
+            self.returns = unify(self.returns, t)
+            return
+        self._line(out, depth, f"return {self.t.cast(code, t, self.returns)}")
+
+    def _assign(self, s, target, value, out, depth):
+        src = self.src
+        if isinstance(target, ast.Name):
+            code, t = self._expr(value)
+            if isinstance(t, (Arr, Tup)):
+                raise src.refuse(s, f"{target.id} is bound to an array or tuple (local arrays and array "
+                                    "aliases are outside the adapters' subset)")
+            self._assign_var(s, target.id, t)
+            self._line(out, depth, f"{target.id} = {self.t.cast(code, t, self.vars[target.id])}")
+        elif isinstance(target, ast.Tuple):
+            names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+            if None in names:
+                raise src.refuse(s, "tuple assignment to something other than names")
+            if isinstance(value, ast.Tuple):
+                if len(value.elts) != len(names):
+                    raise src.refuse(s, "tuple assignment of the wrong length")
+                pairs = [self._expr(e) for e in value.elts]
+                temps = []
+                for k, (n, (code, t)) in enumerate(zip(names, pairs)):
+                    self._assign_var(s, n, t)
+                    temps.append(self.t.cast(code, t, self.vars[n]))
+                for n, code in zip(names, temps):
+                    self._line(out, depth, f"{n} = {code}")
+                return
+            code, t = self._expr(value)
+            if not isinstance(t, Tup) or len(t.items) != len(names):
+                raise src.refuse(s, "tuple assignment from a value that is not a tuple of that length")
+            if isinstance(value, ast.Call) and _cuda_path(src, value.func) == "grid":
+                for k, n in enumerate(names):
+                    self._assign_var(s, n, INT)
+                    self._line(out, depth, f"{n} = {self.t.thread_index(k)}")
+                return
+            for n, it in zip(names, t.items):
+                self._assign_var(s, n, it)
+                if self.vars[n] != it:
+                    raise src.refuse(s, f"{n} takes a tuple element of type {it} but holds {self.vars[n]}")
+            self._line(out, depth, f"{', '.join(names)} = {code}")
+        elif isinstance(target, ast.Subscript):
+            arr, index, at = self._subscript(target)
+            code, t = self._expr(value)
+            self._line(out, depth, self.t.store(arr, index, self.t.cast(code, t, at.elem), at))
+        else:
+            raise src.refuse(s, f"assignment to {type(target).__name__}")
+
+    def _augassign(self, s, out, depth):
+        op = _BINOPS.get(type(s.op))
+        if op is None:
+            raise self.src.refuse(s, f"augmented assignment {type(s.op).__name__}")
+        if isinstance(s.target, ast.Name):
+            new = ast.copy_location(ast.BinOp(left=ast.Name(s.target.id, ast.Load()), op=s.op, right=s.value), s)
+            self._assign(s, s.target, new, out, depth)
+            return
+        if isinstance(s.target, ast.Subscript):
+            arr, index, at = self._subscript(s.target)
+            code, t = self._expr(s.value)
+            special = self.t.augmented_store(arr, index, op, self.t.cast(code, t, at.elem)) if at.dtype in FLOATS else None
+            if special is not None:
+                self._line(out, depth, special)
+                return
+            load = ast.copy_location(ast.Subscript(value=s.target.value, slice=s.target.slice, ctx=ast.Load()), s)
+            new = ast.copy_location(ast.BinOp(left=load, op=s.op, right=s.value), s)
+            self._assign(s, s.target, new, out, depth)
+            return
+        raise self.src.refuse(s, "augmented assignment to this target")
+
+    def _for(self, s, out, depth):
+        src = self.src
+        if s.orelse:
+            raise src.refuse(s, "for ... else")
+        if not isinstance(s.target, ast.Name):
+            raise src.refuse(s, "a for loop over something other than one name")
+        it = s.iter
+        if not (isinstance(it, ast.Call) and src.resolve(it.func) is range and 1 <= len(it.args) <= 3):
+            raise src.refuse(s, "a for loop over something other than range(...)")
+        parts = []
+        for a in it.args:
+            code, t = self._expr(a)
+            if t != INT:
+                raise src.refuse(s, "range() over a non-integer")
+            parts.append(code)
+        self._assign_var(s, s.target.id, INT)
+        self._line(out, depth, f"for {s.target.id} in range({', '.join(parts)}):")
+        self._block(s.body, out, depth + 1)
+
+    # -------------------------------------------------------------- expressions
+    def _cond(self, node) -> str:
+        code, t = self._expr(node)
+        if t == BOOL:
+            return code
+        if t == INT:
+            return f"({code} != {self.t.literal(0, INT)})"
+        return f"({code} != {self.t.literal(0.0, t)})"
+
+    def _subscript(self, node):
+        src = self.src
+        if not isinstance(node.value, ast.Name) or not isinstance(self.vars.get(node.value.id), Arr):
+            raise src.refuse(node, "indexing something other than an array parameter")
+        at = self.vars[node.value.id]
+        idx = node.slice
+        elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if len(elts) != at.ndim:
+            raise src.refuse(node, f"{node.value.id} has {at.ndim} dimension(s), indexed with {len(elts)}")
+        codes = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                raise src.refuse(node, "array slices")
+            code, t = self._expr(e)
+            if t != INT:
+                raise src.refuse(node, f"index of type {t}")
+            codes.append(code)
+        return node.value.id, codes, at
+
+    def _expr(self, node):
+        src = self.src
+        t = self.t
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, bool):
+                return ("True" if v else "False"), BOOL
+            if isinstance(v, int):
+                return t.literal(v, INT), INT
+            if isinstance(v, float):
+                return t.literal(v, F64), F64
+            raise src.refuse(node, f"constant {v!r}")
+        if isinstance(node, ast.Name):
+            if node.id in self.vars:
+                return node.id, self.vars[node.id]
+            obj = src.resolve(node)
+            if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+                return self._expr(ast.copy_location(ast.Constant(obj), node))
+            if not self.emitting and node.id not in self.vars:
+                return node.id, None              # assigned later in a loop; the fixed point fills it in
+            raise src.refuse(node, f"name {node.id} (a global that is not a number)")
+        if isinstance(node, ast.BinOp):
+            op = _BINOPS.get(type(node.op))
+            if op is None:
+                raise src.refuse(node, f"operator {type(node.op).__name__}")
+            a, ta = self._expr(node.left)
+            b, tb = self._expr(node.right)
+            return self._binop(node, op, a, ta, b, tb)
+        if isinstance(node, ast.UnaryOp):
+            a, ta = self._expr(node.operand)
+            if isinstance(node.op, ast.USub):
+                return f"(-{a})", ta
+            if isinstance(node.op, ast.UAdd):
+                return a, ta
+            if isinstance(node.op, ast.Not):
+                return f"(not {self._cond(node.operand)})", BOOL
+            raise src.refuse(node, f"operator {type(node.op).__name__}")
+        if isinstance(node, ast.BoolOp):
+            word = " and " if isinstance(node.op, ast.And) else " or "
+            return "(" + word.join(self._cond(v) for v in node.values) + ")", BOOL
+        if isinstance(node, ast.Compare):
+            parts = []
+            left, tl = self._expr(node.left)
+            for op, right in zip(node.ops, node.comparators):
+                sym = _CMPOPS.get(type(op))
+                if sym is None:
+                    raise src.refuse(node, f"comparison {type(op).__name__}")
+                r, tr = self._expr(right)
+                u = unify(tl, tr) if tl is not None and tr is not None else (tl or tr)
+                parts.append(f"({t.cast(left, tl, u)} {sym} {t.cast(r, tr, u)})")
+                left, tl = r, tr
+            return (parts[0] if len(parts) == 1 else "(" + " and ".join(parts) + ")"), BOOL
+        if isinstance(node, ast.IfExp):
+            c = self._cond(node.test)
+            a, ta = self._expr(node.body)
+            b, tb = self._expr(node.orelse)
+            u = unify(ta, tb)
+            return t.select(c, t.cast(a, ta, u), t.cast(b, tb, u)), u
+        if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+                base = node.value.value
+                if isinstance(base, ast.Name) and isinstance(self.vars.get(base.id), Arr) \
+                        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                    return t.shape(base.id, node.slice.value), INT
+                raise src.refuse(node, "a shape lookup other than array.shape[constant]")
+            arr, index, at = self._subscript(node)
+            return t.load(arr, index, at), at.elem
+        if isinstance(node, ast.Attribute):
+            path = _cuda_path(src, node)
+            if path:
+                return self._cuda_attribute(node, path)
+            raise src.refuse(node, f"attribute .{node.attr}")
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, ast.Tuple):
+            pairs = [self._expr(e) for e in node.elts]
+            return "(" + ", ".join(c for c, _ in pairs) + ",)", Tup(tuple(tt for _, tt in pairs))
+        raise src.refuse(node, f"expression {type(node).__name__} is outside the adapters' subset")
+
+    def _binop(self, node, op, a, ta, b, tb):
+        t = self.t
+        if ta is None or tb is None:
+            return f"({a} {op} {b})", (ta or tb)
+        if isinstance(ta, (Arr, Tup)) or isinstance(tb, (Arr, Tup)):
+            raise self.src.refuse(node, "arithmetic on arrays or tuples")
+        if ta == BOOL or tb == BOOL:
+            raise self.src.refuse(node, "arithmetic on booleans")
+        if op == "/":
+            u = unify(unify(ta, tb), F64) if INT in (ta, tb) and F32 not in (ta, tb) else unify(ta, tb)
+            if u == INT:
+                u = F64
+            return f"({t.cast(a, ta, u)} / {t.cast(b, tb, u)})", u
+        if op == "**":
+            u = unify(ta, tb)
+            if u == INT:
+                raise self.src.refuse(node, "integer powers")
+            if INT in (ta, tb):
+                u = F64
+            return t.pow(t.cast(a, ta, u), t.cast(b, tb, u)), u
+        u = unify(ta, tb)
+        if op in ("//", "%") and u != INT:
+            raise self.src.refuse(node, f"float {op}")
+        return f"({t.cast(a, ta, u)} {op} {t.cast(b, tb, u)})", u
+
+    def _cuda_attribute(self, node, path):
+        L = self.tr.launch
+        axis = {"x": 0, "y": 1, "z": 2}
+        head, _, ax = path.partition(".")
+        if head in ("threadIdx", "blockIdx", "blockDim", "gridDim") and ax in axis:
+            k = axis[ax]
+            if k >= len(L.threads):
+                return self.t.literal(0 if head in ("threadIdx", "blockIdx") else 1, INT), INT
+            b = self.t.literal(L.block[k], INT)
+            if head == "threadIdx":
+                return f"({self.t.thread_index(k)} % {b})", INT
+            if head == "blockIdx":
+                return f"({self.t.thread_index(k)} // {b})", INT
+            if head == "blockDim":
+                return b, INT
+            return self.t.literal(L.grid[k], INT), INT
+        if path == "warpsize":
+            raise self.src.refuse(node, "cuda.warpsize (warp-level programming)")
+        raise self.src.refuse(node, f"cuda.{path}")
+
+    def _call(self, node, statement: bool = False):
+        src, t = self.src, self.t
+        if node.keywords:
+            raise src.refuse(node, "keyword arguments")
+        path = _cuda_path(src, node.func)
+        if path is not None:
+            return self._cuda_call(node, path, statement)
+        obj = src.resolve(node.func)
+        if obj in MATH_FUNCTIONS:
+            name = MATH_FUNCTIONS[obj]
+            args = [self._expr(a) for a in node.args]
+            return self._math(node, name, args)
+        if obj in CASTS or _numba_cast(obj):
+            dst = CASTS.get(obj) if obj in CASTS else _numba_cast(obj)
+            (code, ts), = [self._expr(a) for a in node.args]
+            return t.cast(code, ts, dst), dst
+        if obj is not None and hasattr(obj, "py_func") or isinstance(obj, pytypes.FunctionType):
+            if getattr(obj, "__name__", "") == "autodiff" or "autodiff" in getattr(obj, "__module__", ""):
+                raise src.refuse(node, "device-side autodiff (nested AD)")
+            args = [self._expr(a) for a in node.args]
+            if any(ta is None for _, ta in args):
+                return "0", None
+            fn = self.tr.helper(node, obj, [ta for _, ta in args])
+            codes = [c for c, _ in args]
+            return f"{fn.name}({', '.join(codes)})", fn.returns
+        raise src.refuse(node, f"call of {ast.unparse(node.func)}")
+
+    def _math(self, node, name, args):
+        t = self.t
+        types_ = [ta for _, ta in args]
+        if any(ta is None for ta in types_):
+            return "0", None
+        if any(isinstance(ta, (Arr, Tup)) or ta == BOOL for ta in types_):
+            raise self.src.refuse(node, f"{name} of a non-number")
+        if name in ("min", "max", "abs"):
+            u = types_[0]
+            for ta in types_[1:]:
+                u = unify(u, ta)
+            codes = [t.cast(c, ta, u) for c, ta in args]
+            if name == "abs":
+                return self._math_text(node, "abs", codes, u), u
+            out = codes[0]
+            for c in codes[1:]:
+                out = t.min_max(name, out, c)
+            return out, u
+        u = None
+        for ta in types_:
+            u = unify(u, ta)
+        if u == INT:
+            u = F64
+        if name in ("floor", "ceil", "trunc"):
+            raise self.src.refuse(node, f"math.{name} (returns an integer in numba)")
+        codes = [t.cast(c, ta, u) for c, ta in args]
+        return self._math_text(node, name, codes, u), u
+
+    def _math_text(self, node, name, codes, u):
+        spelling = self.t.math.get(name)
+        if spelling is None:
+            raise self.src.refuse(node, f"math.{name}: {self.t.name} has no such function")
+        one = self.t.literal(1.0, u)
+        return spelling.format(*codes, one=one)
+
+    def _cuda_call(self, node, path, statement):
+        src, t = self.src, self.t
+        if path == "grid":
+            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant):
+                raise src.refuse(node, "cuda.grid(n) with a non-constant n")
+            n = node.args[0].value
+            if n != len(self.tr.launch.threads):
+                raise src.refuse(node, f"cuda.grid({n}) in a {len(self.tr.launch.threads)}-D launch")
+            if n == 1:
+                return t.thread_index(0), INT
+            return "(" + ", ".join(t.thread_index(k) for k in range(n)) + ")", Tup((INT,) * n)
+        if path in ("atomic.add", "atomic.sub", "atomic.max", "atomic.min"):
+            arr_node, idx_node, val_node = node.args
+            if not isinstance(arr_node, ast.Name) or not isinstance(self.vars.get(arr_node.id), Arr):
+                raise src.refuse(node, "an atomic on something other than an array parameter")
+            at = self.vars[arr_node.id]
+            elts = idx_node.elts if isinstance(idx_node, ast.Tuple) else [idx_node]
+            index = []
+            for e in elts:
+                c, ti = self._expr(e)
+                if ti != INT:
+                    raise src.refuse(node, "an atomic index that is not an integer")
+                index.append(c)
+            code, tv = self._expr(val_node)
+            return t.atomic(path.split(".")[1], arr_node.id, index, t.cast(code, tv, at.elem)), at.elem
+        if path == "syncthreads":
+            raise src.refuse(node, f"cuda.syncthreads(): {t.name} kernels have no block-level barrier")
+        if path in ("shared.array", "local.array", "const.array_like"):
+            raise src.refuse(node, f"cuda.{path} ({t.name} kernels have no per-block or per-thread arrays "
+                                   "that the adapter can map to)")
+        if path.startswith("shfl") or path.startswith("vote") or path in ("laneid", "activemask", "ballot_sync"):
+            raise src.refuse(node, f"cuda.{path} (warp-level intrinsics)")
+        raise src.refuse(node, f"cuda.{path}")
+
+
+def lift_early_returns(stmts: list) -> list:
+    """`if c: ...; return` followed by more statements becomes `if c: ... else: <the rest>`, so a
+    kernel without early exits says the same thing (Taichi's parallel loop has none). Returns left
+    inside loops stay, and the translator refuses them."""
+    out = []
+    for k, s in enumerate(stmts):
+        if isinstance(s, ast.Return) and s.value is None:
+            return out                                   # the rest is unreachable
+        if isinstance(s, ast.If) and _ends_in_return(s.body) and not s.orelse:
+            rest = lift_early_returns(stmts[k + 1:])
+            lifted = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body) or [ast.Pass()],
+                                              orelse=rest), s)
+            out.append(lifted)
+            return out
+        if isinstance(s, ast.If):
+            s = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body) or [ast.Pass()],
+                                         orelse=lift_early_returns(s.orelse)), s)
+        out.append(s)
+    return out
+
+
+def _ends_in_return(stmts) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None
