@@ -106,6 +106,7 @@ class Case:
     check: CheckSpec = field(default_factory=CheckSpec)
     expect: Expectation = field(default_factory=Expectation)
     engine: dict = field(default_factory=dict)  # launch, fold_constants, nested_config, ...
+    engine_expect: dict = field(default_factory=dict)  # engine name -> Expectation (`engines:`)
     jobs: tuple[dict, ...] = ()
     ptx: dict = field(default_factory=dict)     # {mode: {fact: value}}
     variant: str | None = None      # set on the copies made for each variant
@@ -120,6 +121,7 @@ class Run:
     mode: str
     dtype: str | None
     backend: str                    # sim | ptx | cuda
+    engine: str = "bundled"         # bundled | warp | taichi (harness/engines)
 
     @property
     def name(self) -> str:
@@ -127,7 +129,8 @@ class Run:
         parts.append(self.mode)
         if self.dtype:
             parts.append(self.dtype)
-        return "-".join(parts)
+        name = "-".join(parts)
+        return name if self.engine == "bundled" else f"{name}@{self.engine}"
 
     @property
     def run_id(self) -> str:
@@ -172,6 +175,8 @@ class Outcome:
     dtype: str | None
     backend: str
     state: str                      # one of STATES
+    engine: str = "bundled"         # the AD engine that ran it (harness/engines)
+    engine_version: str = ""
     message: str = ""
     expect: str = "pass"
     title: str = ""

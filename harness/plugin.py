@@ -20,6 +20,9 @@ def pytest_addoption(parser):
     group.addoption("--backend", default=None, choices=("auto", "sim", "ptx", "cuda"),
                     help="where kernels run: auto (cuda when a GPU is visible, else sim), sim, ptx, cuda "
                          "[env HARNESS_BACKEND]")
+    group.addoption("--engine", default=None,
+                    help="AD engines that run every case, comma-separated: bundled (default), warp, taichi "
+                         "(adapters in harness/engines; pip install .[engines]) [env HARNESS_ENGINE]")
     group.addoption("--results", default=None,
                     help="JSON-lines results file, appended to as runs finish ('' for none; default: a new "
                          "folder reports/sessions/<time>-<backend>-<pid>/ per session, listed in reports/index.html)")
@@ -42,6 +45,11 @@ def pytest_configure(config):
     except ValueError as exc:                 # misuse: one clear line, before anything runs
         raise pytest.UsageError(str(exc)) from None
     config.harness_backend = name
+    from .engines import parse_engines
+    try:
+        config.harness_engines = tuple(parse_engines(config.getoption("engine") or os.environ.get("HARNESS_ENGINE")))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--engine: {exc}") from None
     os.environ["HARNESS_BACKEND"] = name       # xdist workers inherit the choice
     prepare_environment(name)                  # before anything imports numba
     config.addinivalue_line("markers", "harness_case: a run of a YAML case")
@@ -120,7 +128,7 @@ class CaseFile(pytest.File):
             yield MalformedCaseItem.from_parent(self, name=MALFORMED_ITEM_NAME, error=error)
             return
         for case in cases:
-            for run in expand_runs(case, self.config.harness_backend):
+            for run in expand_runs(case, self.config.harness_backend, self.config.harness_engines):
                 item = RunItem.from_parent(self, name=run.name, run=run)
                 for tag in case.tags:
                     marker = tag.replace("-", "_")

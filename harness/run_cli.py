@@ -19,6 +19,9 @@ def add_run_parser(subparsers) -> None:
     p = subparsers.add_parser("run", help="run the case suite and write the HTML report",
                               description="Run every YAML case (or the given paths) and write the report.")
     p.add_argument("paths", nargs="*", default=None, help="case files or folders (default: the project's cases/)")
+    p.add_argument("--engine", default="bundled",
+                   help="AD engines, comma-separated: bundled, warp, taichi (the adapters need "
+                        "pip install .[engines]; default: %(default)s)")
     p.add_argument("--backend", default="auto", choices=("auto", "sim", "ptx", "cuda"),
                    help="auto: cuda when a GPU and cupy are present, else the simulator (default: %(default)s)")
     p.add_argument("-n", "--workers", default="auto", type=_workers_arg,
@@ -77,7 +80,14 @@ def run_run(args) -> int:
               "at or above it); cd into the project", file=sys.stderr)
         return 2
     paths = [str((cwd / p).resolve()) for p in args.paths] if args.paths else [str(root / "cases")]
-    argv = paths + ["--backend", args.backend, "-q", "-p", "no:cacheprovider", "--rootdir", str(root)]
+    from .engines import parse_engines
+    try:
+        parse_engines(args.engine)
+    except ValueError as exc:
+        print(f"harness run: --engine: {exc}", file=sys.stderr)
+        return 2
+    argv = paths + ["--backend", args.backend, "--engine", args.engine, "-q", "-p", "no:cacheprovider",
+                    "--rootdir", str(root)]
     if args.results is not None:
         argv += ["--results", str((cwd / args.results).resolve()) if args.results else ""]
     if args.output is not None:

@@ -19,6 +19,8 @@ import numpy as np
 from .backends import get_backend, run_timeout_from_env
 from .cases.expand import apply_dtype
 from .engine.launch import Engine, EngineOptions, LaunchConfig
+from .engines import version as engine_version
+from .engines.expectations import judge_engine_refusal
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_function
 from .model import ErrorRecord, OracleVerdict, Outcome, Run
@@ -37,7 +39,8 @@ def launch_config(case, args: list[HostArg]) -> LaunchConfig:
 
 
 def repro_command(run: Run) -> str:
-    return f"pytest '{run.run_id}' --backend {run.backend}"
+    engine = f" --engine {run.engine}" if run.engine != "bundled" else ""
+    return f"pytest '{run.run_id}' --backend {run.backend}{engine}"
 
 
 @contextmanager
@@ -66,13 +69,29 @@ class Runner:
         self.backend = get_backend(backend_name)
         self._engines: dict[tuple, Engine] = {}
 
-    def engine(self, options: dict) -> Engine:
-        key = tuple(sorted(options.items()))
+    def engine(self, options: dict, name: str = "bundled"):
+        """The engine that runs a case (harness/engines): the bundled one with the case's options,
+        or an adapter."""
+        key = (name,) + tuple(sorted(options.items()))
         if key not in self._engines:
-            self._engines[key] = Engine(self.backend, EngineOptions.from_dict(options))
+            if name == "bundled":
+                self._engines[key] = Engine(self.backend, EngineOptions.from_dict(options))
+            else:
+                from .engines import create
+                self._engines[key] = create(name, self.backend)
         return self._engines[key]
 
     def execute(self, run: Run, isolate: bool = True) -> Outcome:
+        from dataclasses import replace
+
+        from .engines.expectations import case_for
+        case, skip = case_for(run.case, run.engine)
+        run = replace(run, case=case)
+        if skip or (run.engine != "bundled" and not self.backend.can_launch):
+            outcome = self.new_outcome(run, time.time())
+            outcome.state = "SKIP"
+            outcome.message = skip or f"the {self.backend.name} tier compiles the bundled engine's kernels only"
+            return outcome
         if isolate and self.backend.name == "cuda" and run.case.expect.error_type == "KernelFaultError":
             return self.execute_isolated(run)
         case = run.case
@@ -92,6 +111,8 @@ class Runner:
             outcome.error = ErrorRecord(type(exc).__name__, str(exc), traceback=traceback.format_exc(limit=8))
         outcome.oracles = verdicts
         outcome.state, outcome.message = judge(case.expect, verdicts, error)
+        outcome.state, outcome.message = judge_engine_refusal(run.engine, case.expect, error, outcome.state,
+                                                              outcome.message)
         if not self.backend.can_launch and error is None and case.expect.kind in ("error", "unsupported"):
             outcome.state = "SKIP"           # e.g. a tape overflow: only a launch can show it
             outcome.message = (f"compiled; the expected {case.expect.error_type or 'UnsupportedError'} "
@@ -110,7 +131,8 @@ class Runner:
                        mode=run.mode, dtype=run.dtype, backend=self.backend.name, state="PASS",
                        expect=case.expect.kind, title=case.title, description=case.description,
                        tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
-                       repro=repro_command(run), started=started)
+                       repro=repro_command(run), started=started, engine=run.engine,
+                       engine_version=engine_version(run.engine))
 
     def execute_isolated(self, run: Run) -> Outcome:
         """A run expected to fault, in a fresh process: the fault cannot poison this one's context."""
@@ -148,7 +170,10 @@ class Runner:
         outcome.args = [{"name": a.spec.name, "kind": a.spec.kind, "activity": a.spec.activity,
                          "shape": list(np.shape(a.value)) if a.spec.kind == "array" else [],
                          "dtype": str(getattr(a.value, "dtype", a.spec.dtype or ""))} for a in args]
-        engine = self.engine(case.engine)
+        engine = self.engine(case.engine, run.engine)
+        if case.launch.style in ("broadcast", "map") and run.engine != "bundled":
+            raise UnsupportedError(f"the {case.launch.style} front end generates its kernel for the bundled engine; "
+                                   f"the {run.engine} adapter translates kernel-style cases only")
         if case.launch.style in ("broadcast", "map"):     # the front end generates the kernel around f
             from .frontends.broadcast import launcher_for
             engine = launcher_for(engine, case.launch.style, [a.spec.name for a in args])

@@ -16,10 +16,10 @@ from harness.model import FLOAT_DTYPES, ArgSpec, Case, Run
 RECAST_DTYPES = ("float16", "float32", "float64")
 
 
-def expand_runs(case: Case, backend: str) -> list[Run]:
-    """One Run per mode x dtype, ordered by the case's modes, then its dtypes."""
-    return [Run(case=case, mode=mode, dtype=dtype, backend=backend)
-            for mode in case.modes for dtype in case.dtypes]
+def expand_runs(case: Case, backend: str, engines: tuple[str, ...] = ("bundled",)) -> list[Run]:
+    """One Run per engine x mode x dtype, ordered by engine, then the case's modes, then its dtypes."""
+    return [Run(case=case, mode=mode, dtype=dtype, backend=backend, engine=engine)
+            for engine in engines for mode in case.modes for dtype in case.dtypes]
 
 
 def apply_dtype(case: Case, dtype: str | None) -> tuple[ArgSpec, ...]:

@@ -119,13 +119,25 @@ class TaichiTarget(Target):
 
 
 _initialized = None
+AD_STACK_SIZE = 1024
+
+
+class _IntLike:
+    """An argument's shape with int32 elements: the key and type of its store-mask field."""
+    def __init__(self, a):
+        self.position, self.name = a.position, a.name
+        self.host = np.zeros(a.host.shape, np.int32)
 
 
 def _init(arch: str):
     global _initialized
     import taichi as ti
     if _initialized is None:
-        ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, log_level=ti.ERROR, offline_cache=True)
+        # Taichi 1.7.4's default AD stack overflowed at 80 iterations of a loop-carried variable and
+        # the process died with a bus error (warp-running-product, tape-overflow); debug=True, which
+        # would check, breaks Tape's gradient clearing. A fixed, larger stack is Taichi's own option.
+        ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, log_level=ti.ERROR, offline_cache=True,
+                ad_stack_size=AD_STACK_SIZE)
         _initialized = arch
     return ti
 
@@ -134,6 +146,7 @@ class TaichiAdapter(Adapter):
     name = "taichi"
     system = "taichi"
     target = TaichiTarget()
+    store_mask = True
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -174,6 +187,7 @@ class TaichiAdapter(Adapter):
         ti = self.ti
         kernel = getattr(module, fname)
         inputs, fields = [], []
+        self._initial = {a.position: a.host.copy() for a in args if a.kind == "array"}
         for a in args:
             if a.kind == "array":
                 f = self._field("primal", a)
@@ -197,17 +211,23 @@ class TaichiAdapter(Adapter):
                 for a, f in diff:
                     a.shadows[0][...] = f.grad.to_numpy()
             else:
-                first = diff[0][1] if diff else None
-                if first is None:
-                    kernel(*inputs)
-                else:
-                    seed = [float(v) for v in diff[0][0].shadows[0].reshape(-1)]
-                    with ti.ad.FwdMode(loss=[f for _, f in diff], param=first, seed=seed):
-                        for a, f in diff:            # full-precision tangents for every input
-                            f.dual.from_numpy(a.shadows[0].astype(a.host.dtype))
+                # FwdMode seeds one field, in float32; every input's dual is set here in full
+                # precision before entering (inside the context every kernel, from_numpy's too,
+                # runs in forward mode), and FwdMode's own seed goes to a scratch field.
+                for a, f in diff:
+                    f.dual.from_numpy(a.shadows[0].astype(a.host.dtype))
+                if diff:
+                    with ti.ad.FwdMode(loss=[f for _, f in diff], param=self._scratch(), seed=[0.0],
+                                       clear_gradients=False):
                         kernel(*inputs)
-                        for a, f in diff:
-                            a.shadows[0][...] = f.dual.to_numpy()
+                else:
+                    kernel(*inputs)
+                stored = self._stored(module, fname, args, inputs, fields) if diff else {}
+                for a, f in diff:
+                    # Taichi's forward mode adds a stored value's dual into the element's dual (its
+                    # FwdMode zeroes every dual first); the harness's tangent of an element a store
+                    # replaced is the stored value's alone, so the incoming tangent is taken out there.
+                    a.shadows[0][...] = f.dual.to_numpy() - np.where(stored[a.position], a.shadows[0], 0)
         except RuntimeError as exc:
             if "auto_diff" in str(exc) or "Not supported" in str(exc):
                 raise UnsupportedError(f"Taichi's autodiff refuses the kernel ({mode}): {exc}") from exc
@@ -216,6 +236,28 @@ class TaichiAdapter(Adapter):
         for a, f in fields:
             a.host[...] = f.to_numpy()
         return {}
+
+    def _stored(self, module, fname, args, inputs, fields) -> dict:
+        """Which elements of each array the kernel stores to (plain stores), from its `__stores`
+        twin run on the initial values (which are then restored)."""
+        masks, extra = {}, []
+        for a, f in fields:
+            m = self._field("stored", _IntLike(a))
+            m.fill(0)
+            extra.append(m)
+            masks[a.position] = m
+        saved = {a.position: f.to_numpy() for a, f in fields}
+        for a, f in fields:
+            f.from_numpy(self._initial[a.position])
+        getattr(module, f"{fname}__stores")(*inputs, *extra)
+        for a, f in fields:
+            f.from_numpy(saved[a.position])
+        return {pos: m.to_numpy().astype(bool) for pos, m in masks.items()}
+
+    def _scratch(self):
+        if "scratch" not in self._fields:
+            self._fields["scratch"] = self.ti.field(self.ti.f64, shape=(), needs_grad=True, needs_dual=True)
+        return self._fields["scratch"]
 
     def _loss(self):
         if "loss" not in self._fields:

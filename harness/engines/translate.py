@@ -168,6 +168,7 @@ class Function:
     params: list[Param]
     returns: object = None
     lines: list[str] = field(default_factory=list)
+    stores: set = field(default_factory=set)     # arrays it stores into with a plain store
 
 
 class Target:
@@ -220,7 +221,20 @@ class Translator:
         if len(names) != len(params):
             raise self.src.refuse(self.src.tree, f"{self.src.name} takes {len(names)} parameters, "
                                                  f"the launch passes {len(params)}")
+        self.store_mask = False
         self.kernel = self._translate(self.src, [Param(n, p.type) for n, p in zip(names, params)], kernel=True)
+        self.mask_kernel = None
+
+    def add_store_mask_kernel(self) -> Function:
+        """A twin of the kernel that also sets `_stored_<a>[idx] = 1` wherever it stores `a[idx] = v`
+        (a plain store, not an atomic or `+=`): the elements whose incoming tangent a store replaces."""
+        self.store_mask = True
+        src = Source.of(self.src.fn)
+        params = list(self.kernel.params)
+        masks = [Param(f"_stored_{p.name}", Arr("i32", p.type.ndim)) for p in params if isinstance(p.type, Arr)]
+        self.mask_kernel = self._translate(src, params + masks, kernel=True, name=f"{src.name}__stores")
+        self.store_mask = False
+        return self.mask_kernel
 
     def module_text(self, doc: str) -> str:
         out = ['"""' + doc + '"""'] + self.target.module_header() + [""]
@@ -229,8 +243,9 @@ class Translator:
         return "\n".join(out) + "\n"
 
     # -------------------------------------------------------------- per function
-    def _translate(self, src: Source, params: list[Param], kernel: bool) -> Function:
-        fn = Function(src.name if kernel else f"{src.name}_" + "_".join(_tname(p.type) for p in params), params)
+    def _translate(self, src: Source, params: list[Param], kernel: bool, name: str | None = None) -> Function:
+        fn = Function(name or (src.name if kernel else f"{src.name}_" + "_".join(_tname(p.type) for p in params)),
+                      params)
         if kernel and self.target.kernel_return() is None:
             src.tree.body = lift_early_returns(src.tree.body)
         scope = _Scope(self, src, fn, kernel)
@@ -418,6 +433,11 @@ class _Scope:
             arr, index, at = self._subscript(target)
             code, t = self._expr(value)
             self._line(out, depth, self.t.store(arr, index, self.t.cast(code, t, at.elem), at))
+            self.fn.stores.add(arr)
+            if self.tr.store_mask:
+                if not self.kernel:
+                    raise src.refuse(s, f"a device function stores into array {arr} (the store mask is kernel-level)")
+                self._line(out, depth, self.t.store(f"_stored_{arr}", index, "1", Arr("i32", at.ndim)))
         else:
             raise src.refuse(s, f"assignment to {type(target).__name__}")
 
@@ -636,6 +656,8 @@ class _Scope:
             if any(ta is None for _, ta in args):
                 return "0", None
             fn = self.tr.helper(node, obj, [ta for _, ta in args])
+            if self.tr.store_mask and fn.stores:
+                raise src.refuse(node, f"{fn.name} stores into an array argument (the store mask is kernel-level)")
             codes = [c for c, _ in args]
             return f"{fn.name}({', '.join(codes)})", fn.returns
         raise src.refuse(node, f"call of {ast.unparse(node.func)}")
