@@ -1,0 +1,103 @@
+"""The cross-engine compatibility table from results files, as Markdown (the data the report's
+engine columns show; the HTML matrix is harness/report's).
+
+    python -m harness.engines.table RESULTS.jsonl [MORE.jsonl ...]
+
+Per engine: pass rate and counts (pass, fail, unsupported, xfail, skip); then one row per case and
+variant with each engine's states over its runs, and the reason for each UNSUPPORTED.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+PASSING = ("PASS",)
+FAILING = ("FAIL", "ZERO", "NONDET", "ERROR", "XPASS")
+
+
+def _runs(paths: list[Path]) -> list[dict]:
+    out = []
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue                         # a torn last line
+            if rec.get("type", "run") == "run" and "state" in rec:
+                out.append(rec)
+    return out
+
+
+def engine_rates(runs: list[dict]) -> dict[str, dict]:
+    """engine -> {runs, pass, fail, unsupported, xfail, skip, pass_rate (of the runs not skipped)}."""
+    rates: dict[str, dict] = {}
+    for r in runs:
+        e = rates.setdefault(r.get("engine", "bundled"), {"version": r.get("engine_version", ""), "runs": 0,
+                                                          "pass": 0, "fail": 0, "unsupported": 0, "xfail": 0,
+                                                          "skip": 0})
+        e["runs"] += 1
+        s = r["state"]
+        key = "pass" if s in PASSING else "fail" if s in FAILING else s.lower()
+        e[key if key in e else "fail"] += 1
+    for e in rates.values():
+        judged = e["runs"] - e["skip"]
+        e["pass_rate"] = round(e["pass"] / judged, 3) if judged else None
+    return rates
+
+
+def _short(state: str) -> str:
+    return {"UNSUPPORTED": "UNSUP"}.get(state, state)
+
+
+def markdown(runs: list[dict]) -> str:
+    rates = engine_rates(runs)
+    engines = sorted(rates, key=lambda e: (e != "bundled", e))
+    lines = ["| engine | version | runs | pass | fail | unsupported | xfail | skip | pass rate |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name in engines:
+        e = rates[name]
+        rate = "-" if e["pass_rate"] is None else f"{100 * e['pass_rate']:.0f}%"
+        lines.append(f"| {name} | {e['version']} | {e['runs']} | {e['pass']} | {e['fail']} | {e['unsupported']} | "
+                     f"{e['xfail']} | {e['skip']} | {rate} |")
+    cells: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    reasons: dict[tuple, dict[str, str]] = defaultdict(dict)
+    for r in runs:
+        row = (r["case_id"], r.get("variant") or "")
+        engine = r.get("engine", "bundled")
+        label = r["mode"] + (f"-{r['dtype']}" if r.get("dtype") else "")
+        cells[row][engine].append((label, r["state"]))
+        if r["state"] == "UNSUPPORTED" and engine != "bundled":
+            reasons[row].setdefault(engine, r.get("message", "")[:160])
+    lines += ["", "| case | variant | " + " | ".join(engines) + " |", "|---|---|" + "---|" * len(engines)]
+    for row in sorted(cells):
+        parts = []
+        for name in engines:
+            got = cells[row].get(name, [])
+            states = {s for _, s in got}
+            if not got:
+                parts.append("")
+            elif len(states) == 1:
+                parts.append(_short(states.pop()))
+            else:
+                parts.append(", ".join(f"{lab} {_short(s)}" for lab, s in got))
+        lines.append(f"| {row[0]} | {row[1]} | " + " | ".join(parts) + " |")
+    if reasons:
+        lines += ["", "Unsupported, with the adapter's reason:", ""]
+        for row in sorted(reasons):
+            for name, why in sorted(reasons[row].items()):
+                lines.append(f"- {row[0]}{' [' + row[1] + ']' if row[1] else ''} ({name}): {why}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    print(markdown(_runs([Path(a) for a in argv])), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

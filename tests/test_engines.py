@@ -1,0 +1,231 @@
+"""The engine interface (harness/engines): selection, run identity, per-engine expectations, and the
+translation of numba.cuda kernels for the Warp and Taichi adapters.
+
+The translation tests need neither Warp nor Taichi (the targets only write text); the launch tests
+run only where the `engines` extra is installed.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.engines import ENGINES, parse_engines
+from harness.engines.expectations import expectation_for, judge_engine_refusal
+from harness.engines.taichi_adapter import TaichiTarget
+from harness.engines.translate import F32, F64, INT, Arr, LaunchInfo, Param, Translator, lift_early_returns
+from harness.engines.warp_adapter import WarpTarget
+from harness.errors import UnsupportedError
+from harness.model import Case, Expectation, KernelRef, Outcome, Run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _case(**kw) -> Case:
+    return Case(id="c", source="cases/c.yaml", kernel=KernelRef("kernels/x.py", "k"), args=(), **kw)
+
+
+# ----------------------------------------------------------------------------- selection and identity
+
+def test_parse_engines_default_list_and_unknown_name():
+    assert parse_engines(None) == ["bundled"]
+    assert parse_engines("bundled, warp,taichi,warp") == ["bundled", "warp", "taichi"]
+    with pytest.raises(ValueError, match="unknown engine jax: choose from bundled, warp, taichi"):
+        parse_engines("warp,jax")
+    assert ENGINES == ("bundled", "warp", "taichi")
+
+
+def test_run_ids_distinguish_engines_and_records_carry_the_engine():
+    case = _case()
+    bundled = Run(case, "reverse", "float32", "sim")
+    warp = Run(case, "reverse", "float32", "sim", engine="warp")
+    assert bundled.run_id == "cases/c.yaml::reverse-float32"          # unchanged for the bundled engine
+    assert warp.run_id == "cases/c.yaml::reverse-float32@warp"
+    out = Outcome(run_id=warp.run_id, case_id="c", source=case.source, variant=None, mode="reverse",
+                  dtype="float32", backend="sim", state="PASS", engine="warp", engine_version="1.19.0")
+    record = out.to_json()
+    assert record["engine"] == "warp" and record["engine_version"] == "1.19.0"
+    assert Outcome.from_json({k: v for k, v in record.items() if k not in ("engine", "engine_version")}).engine == "bundled"
+
+
+# ----------------------------------------------------------------------------- expectations
+
+def test_expectations_per_engine():
+    xfail = Expectation(kind="xfail", reason="Warp issue 947", link="https://github.com/NVIDIA/warp/issues/947")
+    case = _case(engine_expect={"warp": xfail})
+    assert expectation_for(case, "warp") == (xfail, None)
+    assert expectation_for(case, "taichi") == (case.expect, None)        # pass holds for every engine
+    refused = _case(expect=Expectation(kind="unsupported", match="lgamma"))
+    assert expectation_for(refused, "bundled")[0].kind == "unsupported"
+    assert expectation_for(refused, "warp")[0].kind == "pass"           # the bundled refusal says nothing of Warp
+    optioned = _case(engine={"launch": "packed"})
+    assert "configure the bundled engine" in expectation_for(optioned, "taichi")[1]
+    fault = _case(expect=Expectation(kind="error", error_type="KernelFaultError"))
+    assert "checks no bounds" in expectation_for(fault, "warp")[1]
+    contract = _case(expect=Expectation(kind="error", error_type="ActivityError"))
+    assert expectation_for(contract, "warp") == (contract.expect, None)  # the launch contract holds for all
+
+
+def test_an_adapter_refusal_is_unsupported_not_error():
+    err = UnsupportedError("Warp has no forward-mode AD")
+    assert judge_engine_refusal("warp", Expectation(), err, "ERROR", "x")[0] == "UNSUPPORTED"
+    assert judge_engine_refusal("bundled", Expectation(), err, "ERROR", "x") == ("ERROR", "x")
+
+
+def test_the_loader_reads_engines(tmp_path):
+    from harness.cases import load_case_file
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.py").write_text("def k(out):\n    out[0] = 1.0\n")
+    (tmp_path / "cases").mkdir()
+    path = tmp_path / "cases" / "c.yaml"
+    path.write_text(textwrap.dedent("""\
+        id: c
+        kernel: kernels/k.py:k
+        launch: {grid: 1, block: 1}
+        args:
+          out: {array: {shape: [1], dtype: float64, init: zeros}, activity: duplicated}
+        engines:
+          warp: {expect: {xfail: {reason: "known", link: "https://github.com/NVIDIA/warp/issues/947"}}}
+        """))
+    case, = load_case_file(path, tmp_path)
+    assert case.engine_expect["warp"].kind == "xfail"
+    assert case.engine_expect["warp"].link.endswith("/947")
+    path.write_text(path.read_text().replace("warp: {expect", "jax: {expect"))
+    from harness.errors import CaseError
+    with pytest.raises(CaseError):
+        load_case_file(path, tmp_path)
+
+
+# ----------------------------------------------------------------------------- translation
+
+def _kernel(tmp_path, source: str, name: str = "k"):
+    path = tmp_path / f"kern_{abs(hash(source))}.py"
+    path.write_text("import math\nfrom numba import cuda\n\n" + textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name), path
+
+
+LAUNCH = LaunchInfo((64,), (32,), (2,))
+
+
+def test_numba_types_become_explicit_casts(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, x, n):
+            i = cuda.grid(1)
+            if i < x.shape[0]:
+                s = 0.0
+                for j in range(n):
+                    s += 0.5 * x[i]
+                out[i] = s
+        """)
+    params = [Param("out", Arr(F32, 1)), Param("x", Arr(F32, 1)), Param("n", INT)]
+    text = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "s = wp.float64(0.0)" in text                      # a float literal is float64 in numba
+    assert "(wp.float64(0.5) * wp.float64(x[i]))" in text      # float32 * float64 promotes
+    assert "out[i] = wp.float32(s)" in text                   # the store casts back
+    ast.parse(text)
+    taichi = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+    assert "for _t0 in range(64):" in taichi and "ti.cast(x[i], ti.f64)" in taichi
+    ast.parse(taichi)
+
+
+def test_thread_indices_follow_the_launch(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out):
+            t = cuda.threadIdx.x
+            b = cuda.blockIdx.x
+            out[b * cuda.blockDim.x + t] = 1.0
+        """)
+    text = Translator(WarpTarget(), k, [Param("out", Arr(F64, 1))], LAUNCH).module_text("doc")
+    assert "t = (_t0 % 32)" in text and "b = (_t0 // 32)" in text
+
+
+def test_refusals_name_the_line(tmp_path):
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            sh = cuda.shared.array(32, 'float64')
+            out[0] = x[0]
+        """)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: cuda.shared.array"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            out[0] = math.lgamma(x[0])
+        """)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: math.lgamma: Warp has no such function"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
+
+
+def test_early_returns_become_else_branches():
+    body = ast.parse(textwrap.dedent("""
+        if i >= n:
+            return
+        a = 1
+        if a > 0:
+            b = 2
+        """)).body
+    lifted = lift_early_returns(body)
+    assert len(lifted) == 1 and isinstance(lifted[0], ast.If)
+    assert [type(s).__name__ for s in lifted[0].orelse] == ["Assign", "If"]
+
+
+def test_store_mask_twin_marks_plain_stores_only(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, acc, x):
+            i = cuda.grid(1)
+            out[i] = x[i]
+            acc[i] += x[i]
+        """)
+    tr = Translator(TaichiTarget(), k, [Param("out", Arr(F64, 1)), Param("acc", Arr(F64, 1)),
+                                        Param("x", Arr(F64, 1))], LAUNCH)
+    tr.add_store_mask_kernel()
+    text = tr.module_text("doc")
+    assert "_stored_out[i] = 1" in text and "_stored_acc" in text and "_stored_acc[i] = 1" not in text
+
+
+# ----------------------------------------------------------------------------- launches (engines extra)
+
+def _launch(engine_name: str, kernel_ref: str, config, *args, mode):
+    from harness.backends import get_backend
+    from harness.engines import create
+    from harness.inputs import load_function
+    backend = get_backend()
+    if not backend.can_launch:
+        pytest.skip("launches need the sim or cuda backend")
+    engine = create(engine_name, backend)
+    return engine.launch(load_function(kernel_ref, ROOT), config, *args, mode=mode)
+
+
+@pytest.mark.parametrize("engine", ["warp", "taichi"])
+def test_adapters_reproduce_the_in_place_square_bug(engine):
+    """A[0] = A[0] * A[0] at A = 3: right 6; Warp 1.19 and Taichi 1.7.4 give 18 (the adjoint reads
+    the overwritten A). When an upgrade fixes it, this test says so."""
+    pytest.importorskip("warp" if engine == "warp" else "taichi")
+    from harness.activity import Duplicated
+    from harness.engine.launch import LaunchConfig
+    A, dA = np.array([3.0]), np.array([1.0])
+    result = _launch(engine, "kernels/war.py:square_in_place_first", LaunchConfig.of(1, 1), Duplicated(A, dA),
+                     mode="reverse")
+    assert A[0] == 9.0
+    assert dA[0] == 18.0
+    assert Path(result.plan.source_path).read_text().count("A[0]") >= 2
+
+
+def test_warp_refuses_forward_mode_and_active_scalars():
+    pytest.importorskip("warp")
+    from harness.activity import Active, Duplicated
+    from harness.engine.launch import LaunchConfig
+    out, dout, x, dx = np.zeros(4), np.ones(4), np.ones(4), np.zeros(4)
+    with pytest.raises(UnsupportedError, match="Warp has no forward-mode AD"):
+        _launch("warp", "kernels/elementwise.py:scale", LaunchConfig.threads(4, 4), Duplicated(out, dout),
+                Active(np.float64(2.0)), Duplicated(x, dx), mode="forward")
+    with pytest.raises(UnsupportedError, match="'alpha'.*no adjoint for a scalar kernel argument"):
+        _launch("warp", "kernels/elementwise.py:scale", LaunchConfig.threads(4, 4), Duplicated(out, dout),
+                Active(np.float64(2.0)), Duplicated(x, dx), mode="reverse")
