@@ -31,7 +31,8 @@ from harness.record_check import MAX_DEPTH, check_run_record, has_lone_surrogate
 SCHEMA_VERSION = 1
 
 # Distribution names whose versions a meta line records; absent ones are recorded as null.
-_VERSIONED_DISTRIBUTIONS = ("gpu-ad-harness", "numpy", "numba", "numba-cuda", "jinja2", "pyyaml")
+_VERSIONED_DISTRIBUTIONS = ("gpu-ad-harness", "numpy", "numba", "numba-cuda", "jinja2", "pyyaml",
+                            "warp-lang", "taichi")    # the adapters' systems (harness/engines)
 _CUPY_DISTRIBUTIONS = ("cupy-cuda13x", "cupy-cuda12x", "cupy")
 _PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
