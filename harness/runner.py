@@ -156,7 +156,7 @@ class Runner:
     def _execute(self, run: Run, outcome: Outcome) -> list[OracleVerdict]:
         ctx = self.context(run, outcome)
         verdicts = strategy_for(run, self.backend.can_launch).verdicts(ctx)
-        if run.case.jobs:
+        if run.case.jobs and run.engine == "bundled":     # compile-job trees are the bundled engine's
             verdicts.append(check_jobs(run.case.jobs, outcome.jobs))
         return verdicts
 
