@@ -85,7 +85,7 @@ class Runner:
         from dataclasses import replace
 
         from .engines.expectations import case_for
-        case, skip = case_for(run.case, run.engine)
+        case, skip = case_for(run.case, run.engine, run.mode)
         run = replace(run, case=case)
         if skip or (run.engine != "bundled" and not self.backend.can_launch):
             outcome = self.new_outcome(run, time.time())

@@ -43,6 +43,8 @@ class TaichiTarget(Target):
         "log1p": "ti.log({one} + {0})", "expm1": "(ti.exp({0}) - {one})",
     }
 
+    hoist_locals = True      # a Taichi variable lives in the block that first assigns it
+
     def module_header(self):
         return ["import taichi as ti"]
 
@@ -202,11 +204,14 @@ class TaichiAdapter(Adapter):
                 kernel(*inputs)
             elif mode == "reverse":
                 loss = self._loss()
+                seeds = []
+                for a, f in diff:             # filled before the tape: it records every kernel call
+                    w = self._field("cotangent", a)
+                    w.from_numpy(a.shadows[0].astype(a.host.dtype))
+                    seeds.append((f, w))
                 with ti.ad.Tape(loss=loss):
                     kernel(*inputs)
-                    for a, f in diff:
-                        w = self._field("cotangent", a)
-                        w.from_numpy(a.shadows[0].astype(a.host.dtype))
+                    for f, w in seeds:
                         self._seed.add_inner_product(loss, f, w)
                 for a, f in diff:
                     a.shadows[0][...] = f.grad.to_numpy()

@@ -193,6 +193,9 @@ class Target:
     def kernel_return(self) -> str | None: return "return"
     def body_depth(self, kernel: bool) -> int: return 1
     def return_tuple(self, codes: list[str]) -> str: return "return " + ", ".join(codes)
+    def variable_int(self, code: str) -> str: return code
+    hoist_locals = False
+    def declare(self, name: str, t) -> str | None: return None
     def module_header(self) -> list[str]: raise NotImplementedError
 
 
@@ -288,6 +291,7 @@ class _Scope:
         self.returns = None
         self.emitting = False
         self.declared: set[str] = set(self.params)
+        self.loop_vars: set[str] = set()
 
     # -------------------------------------------------------------- inference
     def infer(self):
@@ -302,6 +306,11 @@ class _Scope:
         self.emitting = True
         out: list[str] = []
         depth = self.t.body_depth(self.kernel)
+        if self.t.hoist_locals:            # block-scoped variables: declare every local up front
+            for name, t in self.vars.items():
+                if name not in self.params and name not in self.loop_vars and t in (F32, F64, INT, BOOL):
+                    zero = self.t.literal(0, INT) if t in (INT, BOOL) else self.t.literal(0.0, t)
+                    self._line(out, depth, f"{name} = {zero}")
         self._block(self.src.tree.body, out, depth=depth)
         if not out:
             out.append("    " * depth + "pass")
@@ -400,7 +409,10 @@ class _Scope:
                 raise src.refuse(s, f"{target.id} is bound to an array or tuple (local arrays and array "
                                     "aliases are outside the adapters' subset)")
             self._assign_var(s, target.id, t)
-            self._line(out, depth, f"{target.id} = {self.t.cast(code, t, self.vars[target.id])}")
+            code = self.t.cast(code, t, self.vars[target.id])
+            if self.vars[target.id] == INT and code.lstrip("-").isdigit():
+                code = self.t.variable_int(code)
+            self._line(out, depth, f"{target.id} = {code}")
         elif isinstance(target, ast.Tuple):
             names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
             if None in names:
@@ -478,6 +490,7 @@ class _Scope:
                 raise src.refuse(s, "range() over a non-integer")
             parts.append(code)
         self._assign_var(s, s.target.id, INT)
+        self.loop_vars.add(s.target.id)
         self._line(out, depth, f"for {s.target.id} in range({', '.join(parts)}):")
         self._block(s.body, out, depth + 1)
 

@@ -60,6 +60,9 @@ class WarpTarget(Target):
                    f"{self.literal(0, dst) if dst != INT else '0'})"
         return f"{_SCALAR[dst]}({code})"
 
+    def variable_int(self, code):
+        return f"wp.int32({code})"       # a bare literal is a constant in Warp: a loop could not update it
+
     def _sig(self, fn: Function) -> str:
         parts = []
         for p in fn.params:
