@@ -13,8 +13,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-PASSING = ("PASS",)
-FAILING = ("FAIL", "ZERO", "NONDET", "ERROR", "XPASS")
+from ..policy import FAILING
 
 
 def _runs(paths: list[Path]) -> list[dict]:
@@ -39,7 +38,7 @@ def engine_rates(runs: list[dict]) -> dict[str, dict]:
                                                           "skip": 0})
         e["runs"] += 1
         s = r["state"]
-        key = "pass" if s in PASSING else "fail" if s in FAILING else s.lower()
+        key = "pass" if s == "PASS" else "fail" if s in FAILING else s.lower()
         e[key if key in e else "fail"] += 1
     for e in rates.values():
         judged = e["runs"] - e["skip"]
