@@ -306,11 +306,7 @@ class _Scope:
         self.emitting = True
         out: list[str] = []
         depth = self.t.body_depth(self.kernel)
-        if self.t.hoist_locals:            # block-scoped variables: declare every local up front
-            for name, t in self.vars.items():
-                if name not in self.params and name not in self.loop_vars and t in (F32, F64, INT, BOOL):
-                    zero = self.t.literal(0, INT) if t in (INT, BOOL) else self.t.literal(0.0, t)
-                    self._line(out, depth, f"{name} = {zero}")
+        self.visible = [set(self.params)]
         self._block(self.src.tree.body, out, depth=depth)
         if not out:
             out.append("    " * depth + "pass")
@@ -327,8 +323,28 @@ class _Scope:
 
     # -------------------------------------------------------------- statements
     def _block(self, stmts, out, depth):
-        for s in stmts:
+        if out is not None and self.t.hoist_locals:
+            self.visible.append(set())
+        for k, s in enumerate(stmts):
+            if out is not None and self.t.hoist_locals and isinstance(s, (ast.If, ast.For, ast.While)):
+                self._declare_before(s, stmts[k + 1:], out, depth)
             self._stmt(s, out, depth)
+        if out is not None and self.t.hoist_locals:
+            self.visible.pop()
+
+    def _declare_before(self, s, rest, out, depth):
+        """A variable first assigned inside `s` and read after it is declared just before `s`, as a
+        port to a system with block-scoped variables (Taichi) would write it."""
+        seen = set().union(*self.visible)
+        assigned = [n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        read = {n.id for r in rest for n in ast.walk(r) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for name in dict.fromkeys(assigned):
+            t = self.vars.get(name)
+            if name in seen or name not in read or t not in (F32, F64, INT, BOOL):
+                continue
+            zero = self.t.literal(0, INT) if t in (INT, BOOL) else self.t.literal(0.0, t)
+            self._line(out, depth, f"{name} = {zero}")
+            self.visible[-1].add(name)
 
     def _line(self, out, depth, text):
         if out is not None:
@@ -409,6 +425,8 @@ class _Scope:
                 raise src.refuse(s, f"{target.id} is bound to an array or tuple (local arrays and array "
                                     "aliases are outside the adapters' subset)")
             self._assign_var(s, target.id, t)
+            if self.emitting and self.t.hoist_locals:
+                self.visible[-1].add(target.id)
             code = self.t.cast(code, t, self.vars[target.id])
             if self.vars[target.id] == INT and code.lstrip("-").isdigit():
                 code = self.t.variable_int(code)
@@ -417,6 +435,8 @@ class _Scope:
             names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
             if None in names:
                 raise src.refuse(s, "tuple assignment to something other than names")
+            if self.emitting and self.t.hoist_locals:
+                self.visible[-1].update(names)
             if isinstance(value, ast.Tuple):
                 if len(value.elts) != len(names):
                     raise src.refuse(s, "tuple assignment of the wrong length")
@@ -491,6 +511,8 @@ class _Scope:
             parts.append(code)
         self._assign_var(s, s.target.id, INT)
         self.loop_vars.add(s.target.id)
+        if self.emitting and self.t.hoist_locals:
+            self.visible[-1].add(s.target.id)
         self._line(out, depth, f"for {s.target.id} in range({', '.join(parts)}):")
         self._block(s.body, out, depth + 1)
 
