@@ -541,6 +541,10 @@ def run_reduce(args) -> int:
                   + f" on {args.backend}: {target}")
             print(f"start: kernel {reducer.best.kernel_lines()} lines, launch {_launch_size(case)} thread(s), "
                   f"{len(case.get('args', {}))} argument(s)")
+            if target.error == "LaunchTimeoutError":       # a slow machine, not a failure to keep
+                print(f"harness reduce: error: {run.run_id} ran past --timeout {args.timeout:g} s; "
+                      "give it more time (--timeout)")
+                return 2
             if target.state in PASSING:
                 print(f"harness reduce: error: {run.run_id} does not fail ({target.state}); nothing to reduce")
                 return 2
