@@ -144,7 +144,7 @@ def _counts_text(counts: dict) -> str:
         return "(not counted: the session did not finish)"
     total = sum(counts.values())
     parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    return f"{total} runs" + (f": {parts}" if parts else "")
+    return f"{total} run{'' if total == 1 else 's'}" + (f": {parts}" if parts else "")
 
 
 def _row(info: SessionInfo, reports_dir: Path) -> str:
