@@ -95,7 +95,10 @@ def test_hung_launch_is_killed_and_later_launches_run(sim, k):
     with pytest.raises(LaunchTimeoutError):
         with time_limit(1.0, "spin"):
             launch(sim, k.spin, (1,), (32,), np.zeros(4))
-    assert time.time() - started < 10
+    assert time.time() - started < 15
+    deadline = time.time() + 30                  # a loaded machine may take a moment to schedule them
+    while _simulator_threads() and time.time() < deadline:
+        time.sleep(0.2)
     assert _simulator_threads() == []            # no thread of the hung launch keeps spinning
     assert not sim.poisoned
     x = np.arange(64.0)

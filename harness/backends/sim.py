@@ -52,8 +52,7 @@ class SimBackend(Backend):
 
     @property
     def poisoned(self) -> bool:
-        from .sim_block import stuck_threads
-        return bool(stuck_threads)
+        return bool(self._stuck())
 
     @property
     def poisoned_reason(self) -> str:
@@ -62,8 +61,8 @@ class SimBackend(Backend):
 
     @staticmethod
     def _stuck():
-        from .sim_block import stuck_threads
-        return stuck_threads
+        from .sim_block import still_stuck
+        return still_stuck()
 
 
 def _strided_copy(view: np.ndarray) -> np.ndarray:

@@ -30,10 +30,16 @@ from harness.errors import KernelError, KernelFaultError
 MAX_BLOCK_THREADS = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
-STOP_GRACE_S = 2.0
+STOP_GRACE_S = 5.0
 
-# Threads that could not be stopped, process-wide: the backend reports itself unusable when any.
+# Threads that were not stopped within the grace period, process-wide: the backend reports itself
+# unusable while any of them is still alive (a late one that ends after all clears the state).
 stuck_threads: list[threading.Thread] = []
+
+
+def still_stuck() -> list[threading.Thread]:
+    stuck_threads[:] = [t for t in stuck_threads if t.is_alive()]
+    return stuck_threads
 
 _SIMULATOR_DIR = None
 _INTERNAL_FILES = {os.path.abspath(__file__.replace("sim_block", "sim_warp"))}
