@@ -12,6 +12,7 @@ from .engine.launch import Engine, LaunchConfig
 from .inputs import HostArg, laid_out
 from .layouts import Buffer, check_aliasing, check_layout, device_view, recast_view, root_of
 from .oracles.problem import StateVar
+from .precision import casts_to_float32
 
 _WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
 
@@ -56,6 +57,11 @@ class KernelProblem:
         floats = [np.dtype(a.value.dtype).name for a in args
                   if a.spec.kind in ("array", "scalar") and _float(a.value.dtype)]
         self.dtype = "float32" if floats and all(f == "float32" for f in floats) else "float64"
+        # float64 arguments, float32 arithmetic inside (casts): the float64 evaluation of FD still
+        # rounds to float32, so steps and tolerances follow float32 (issue 10 item 6).
+        self.fd_precision = self.dtype
+        if self.dtype == "float64" and casts_to_float32(kernel):
+            self.dtype = self.fd_precision = "float32"
         self.width = max([a.spec.width or 1 for a in args if a.spec.activity == "batch_duplicated"] + [1])
         self.lane_error = 0.0            # batch lanes: max relative deviation from lane 0 x (j + 1)
         self.primal_state_error = 0.0    # derivative launches' primal results vs the primal launch

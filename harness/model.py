@@ -65,6 +65,8 @@ class CheckSpec:
     nested: dict | None = None      # {function, mode, args: {name: {shadow: other}}}
     activities: str | None = None   # "all": enumerate activity combinations (issue 5)
     block_sweep: tuple[int, ...] | None = None
+    # issue 10: exact expected values {rtol?, atol?, primal|forward|reverse: {name: values}}
+    values: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ class Case:
     seed: int = 0
     check: CheckSpec = field(default_factory=CheckSpec)
     expect: Expectation = field(default_factory=Expectation)
+    # issue 10: an expectation per mode; expand_runs gives each run its mode's as `expect`
+    expect_by_mode: dict | None = None
     engine: dict = field(default_factory=dict)  # launch, fold_constants, nested_config, ...
     engine_expect: dict = field(default_factory=dict)  # engine name -> Expectation (`engines:`)
     jobs: tuple[dict, ...] = ()

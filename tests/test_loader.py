@@ -563,7 +563,7 @@ def test_schema_defaults_agree_with_the_records():
     assert check["repeat"]["default"] == CheckSpec.repeat
     assert check["zero_guard"]["default"] == CheckSpec.zero_guard
     assert check["fd"]["else"]["properties"]["directions"]["default"] == FDSpec.directions
-    assert (defs["expect"]["else"]["properties"]["xfail"]["properties"]["strict"]["default"]
+    assert (defs["expect_one"]["else"]["properties"]["xfail"]["properties"]["strict"]["default"]
             == Expectation.strict)
 
 

@@ -17,9 +17,17 @@ RECAST_DTYPES = ("float16", "float32", "float64")
 
 
 def expand_runs(case: Case, backend: str, engines: tuple[str, ...] = ("bundled",)) -> list[Run]:
-    """One Run per engine x mode x dtype, ordered by engine, then the case's modes, then its dtypes."""
-    return [Run(case=case, mode=mode, dtype=dtype, backend=backend, engine=engine)
+    """One Run per engine x mode x dtype, ordered by engine, then the case's modes, then its dtypes.
+    A per-mode `expect` gives each run its mode's expectation (for_mode)."""
+    return [Run(case=for_mode(case, mode), mode=mode, dtype=dtype, backend=backend, engine=engine)
             for engine in engines for mode in case.modes for dtype in case.dtypes]
+
+
+def for_mode(case: Case, mode: str) -> Case:
+    """The case as one mode's run sees it: with a per-mode `expect`, that mode's expectation."""
+    if case.expect_by_mode and mode in case.expect_by_mode:
+        return replace(case, expect=case.expect_by_mode[mode])
+    return case
 
 
 def apply_dtype(case: Case, dtype: str | None) -> tuple[ArgSpec, ...]:

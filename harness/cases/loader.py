@@ -795,7 +795,8 @@ def _build_check(ctx: _Context, raw: dict | None, arg_names: tuple[str, ...]) ->
     return CheckSpec(fd=fd, dot=raw.get("dot", True), repeat=raw.get("repeat", 1),
                      zero_guard=raw.get("zero_guard", True), nested=nested,
                      activities=raw.get("activities"),
-                     block_sweep=tuple(sweep) if sweep is not None else None)
+                     block_sweep=tuple(sweep) if sweep is not None else None,
+                     values=_plain(raw["values"]) if "values" in raw else None)
 
 
 def _as_float(value: Any) -> float | None:
@@ -814,11 +815,11 @@ def _build_nested(ctx: _Context, raw: dict, arg_names: tuple[str, ...]) -> dict:
     return {"function": str(ref), "mode": raw["mode"], "args": _plain(raw.get("args", {}))}
 
 
-def _build_expect(ctx: _Context, raw: Any) -> Expectation:
+def _build_expect(ctx: _Context, raw: Any, path: KeyPath = ("expect",)) -> Expectation:
     if isinstance(raw, str):                                # 'pass' or 'unsupported'
         return Expectation(kind=raw)
     (kind, body), = raw.items()                             # the schema allows exactly one
-    match = _check_regex(ctx, body.get("match"), ("expect", kind, "match"))
+    match = _check_regex(ctx, body.get("match"), path + (kind, "match"))
     if kind == "error":
         return Expectation(kind="error", error_type=body["type"], match=match,
                            argument=body.get("argument"), param=body.get("param"))
@@ -867,21 +868,111 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
         _check_arg_names(ctx, doc["args"], kernel, params)
     args = _resolve_aliases(ctx, tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items()))
     _check_elements(ctx, args)
+    modes = tuple(doc.get("modes", Case.modes))
+    expect, expect_by_mode = _build_mode_expectations(ctx, doc.get("expect", "pass"), modes)
+    check = _build_check(ctx, doc.get("check"), tuple(doc["args"]))
+    _check_expected_values(ctx, check, args, modes)
     return Case(
         id=doc["id"], source=ctx.source, kernel=kernel, args=args,
         title=doc.get("title", ""), description=doc.get("description", ""),
         links=tuple(doc.get("links", ())), tags=tuple(doc.get("tags", ())),
         launch=_build_launch(ctx, doc.get("launch")),
-        modes=tuple(doc.get("modes", Case.modes)),
+        modes=modes,
         dtypes=tuple(doc["dtypes"]) if "dtypes" in doc else Case.dtypes,
         seed=doc.get("seed", 0),
-        check=_build_check(ctx, doc.get("check"), tuple(doc["args"])),
-        expect=_build_expect(ctx, doc.get("expect", "pass")),
+        check=check, expect=expect, expect_by_mode=expect_by_mode,
         engine_expect={name: _build_expect(ctx, body["expect"]) for name, body in doc.get("engines", {}).items()},
         engine=_plain(doc.get("engine", {})),
         jobs=tuple(_plain(job) for job in doc.get("jobs", ())),
         ptx=_plain(doc.get("ptx", {})),
         variant=variant, variant_names=variant_names, line=line)
+
+
+# ============================================================================ issue 10: second edition
+# Per-mode expectations, expectations a variant may not inherit silently, exact expected values.
+
+_MODE_KEYS = ("primal", "forward", "reverse")
+
+
+def _build_mode_expectations(ctx: _Context, raw: Any, modes: tuple[str, ...]) -> tuple[Expectation, dict | None]:
+    """`expect` as one expectation for every run, or keyed by mode: then exactly the modes the case
+    runs, so no run falls back on an expectation written for another mode."""
+    if not (isinstance(raw, dict) and any(k in raw for k in _MODE_KEYS)):
+        return _build_expect(ctx, raw), None
+    for mode in raw:
+        if mode not in modes:
+            ctx.fail(f"expect names mode '{mode}', which the case does not run (modes: "
+                     f"{', '.join(modes)})", ("expect", mode))
+    missing = [m for m in modes if m not in raw]
+    if missing:
+        ctx.fail(f"an expect keyed by mode names every mode the case runs; missing: "
+                 f"{', '.join(missing)}", ("expect",))
+    by_mode = {}
+    for mode in modes:
+        by_mode[mode] = _build_expect(ctx, raw[mode], ("expect", mode))
+    return by_mode[modes[0]], by_mode
+
+
+# Keys that change what is computed: a variant replacing one of them computes something else, so
+# a failing expectation of the base case (an error, an xfail, a refusal) cannot carry over unsaid.
+_COMPUTATION_KEYS = ("kernel", "launch", "args", "engine", "modes")
+
+
+def _check_inherited_expect(ctx: _Context, base: _LineDict, overrides: dict) -> None:
+    inherited = base.get("expect", "pass")
+    if "expect" in overrides or inherited == "pass":
+        return
+    changed = [k for k in _COMPUTATION_KEYS if k in overrides]
+    if changed:
+        ctx.fail(f"the variant replaces {', '.join(changed)} but would inherit the base case's expect "
+                 f"({_plain(inherited)!r}), written for the base computation; state the variant's own "
+                 f"expect (expect: pass if it passes)")
+
+
+def _check_expected_values(ctx: _Context, check: CheckSpec, args: tuple[ArgSpec, ...],
+                           modes: tuple[str, ...]) -> None:
+    """check.values: each mode run, each name an argument that mode produces, values that fit the
+    argument's shape; forward/reverse need the direction the case chose (shadow: {init})."""
+    gradient_modes = [m for m in modes if m != "primal"]
+    if check.fd is None and not check.dot and gradient_modes and check.nested is None:
+        unchecked = [m for m in gradient_modes if m not in (check.values or {})]
+        if unchecked:
+            ctx.fail(f"with fd: false and dot: false nothing checks the {', '.join(unchecked)} "
+                     f"derivative; state its expected values (check.values) or turn an oracle on",
+                     ("check",))
+    if check.values is None:
+        return
+    by_name = {a.name: a for a in args}
+    chosen = [a.name for a in args if (a.shadow or {}).get("init") is not None]
+    for mode in _MODE_KEYS:
+        if mode not in check.values:
+            continue
+        path = ("check", "values", mode)
+        if mode not in modes:
+            ctx.fail(f"expected {mode} values, but the case does not run {mode} "
+                     f"(modes: {', '.join(modes)})", path)
+        if mode != "primal" and not chosen:
+            what = "direction (tangent)" if mode == "forward" else "cotangent"
+            ctx.fail(f"expected {mode} values need the {what} they follow from: give "
+                     f"shadow: {{init: ...}} on at least one differentiable array", path)
+        for name, values in check.values[mode].items():
+            arg = by_name.get(name)
+            if arg is None:
+                ctx.fail(f"'{name}' is not an argument of the case ({', '.join(by_name)})", path + (name,))
+            if mode == "reverse" and arg.kind == "scalar" and arg.activity == "active":
+                shape = ()
+            elif arg.kind != "array":
+                ctx.fail(f"'{name}' is a {arg.kind}: {mode} values are given for arrays"
+                         + (" and active scalars" if mode == "reverse" else ""), path + (name,))
+            else:
+                shape = arg.array.shape
+            if mode != "primal" and arg.activity == "const":
+                ctx.fail(f"'{name}' is const: it has no {mode} derivative", path + (name,))
+            if isinstance(values, list):
+                problem = _values_problem(values, shape) if shape else (
+                    "" if len(values) == 1 else f"an active scalar's adjoint is one number (got {len(values)})")
+                if problem:
+                    ctx.fail(problem, path + (name,))
 
 
 # ============================================================================ entry point
@@ -932,6 +1023,7 @@ def load_case_file(path: str | os.PathLike, root: str | os.PathLike,
         variant_ctx = replace(ctx, document=_merged(document, overrides), variant=name,
                               variant_line=variant_line, overridden=frozenset(overrides))
         _validate(variant_ctx, variant_ctx.document)      # the merged mapping is a full case
+        _check_inherited_expect(variant_ctx, document, overrides)
         cases.append(_build_case(variant_ctx, variant=name, line=variant_line))
     if seen_ids is not None:
         seen_ids[document["id"]] = source

@@ -19,8 +19,8 @@ import numpy as np
 from harness.errors import UnsupportedError
 from harness.model import OracleVerdict, WorstEntry
 from harness.oracles.fd import (
-    CENTRAL_STEP, LARGE_STEP, base_state, central_difference, copy_values, make_cotangent,
-    make_directions, richardson, step_size,
+    argument_steps, base_state, central_difference, copy_values, halved, largest_step,
+    make_cotangent, make_directions, relative_steps, richardson, step_size,
 )
 from harness.oracles.problem import DiffProblem, StateVar, entry_names, unflatten
 from harness.oracles.tolerance import (
@@ -421,7 +421,7 @@ def _fd_jacobian(problem: DiffProblem, base: Values) -> np.ndarray:
     for j in range(n_in):
         e = np.zeros(n_in)
         e[j] = 1.0
-        h = CENTRAL_STEP * max(1.0, abs(float(s0[j])))
+        h = relative_steps(problem)[0] * max(1.0, abs(float(s0[j])))
         cols.append(_flat(problem.outputs, central_difference(problem, base, unflatten(problem.inputs, e), h),
                           "finite differences"))
     return np.stack(cols, axis=1)
@@ -482,9 +482,11 @@ class _Workspace:
             self._cache[key] = compute()
         return self._cache[key]
 
-    def h(self, i: int, method: str = "central") -> float:
-        relative = LARGE_STEP if method == "large-step" else CENTRAL_STEP
-        return step_size(self.base, self.directions[i], relative=relative)
+    def h(self, i: int, method: str = "central"):
+        """The steps of direction i: one per group of arguments of similar magnitude (fd.py)."""
+        central, large = relative_steps(self.problem)
+        relative = large if method == "large-step" else central
+        return argument_steps(self.base, self.directions[i], relative=relative)
 
     def jvp(self, i: int) -> np.ndarray:
         return self._memo(("jvp", i), lambda: _ad_jvp(self.problem, self.directions[i]))
@@ -504,7 +506,7 @@ class _Workspace:
         h = self.h(i, method)
         if method == "central":
             return self._central(i, h)
-        return richardson(self._central(i, h), self._central(i, h / 2.0))
+        return richardson(self._central(i, h), self._central(i, halved(h)))
 
     def jacobians(self, mode: str) -> tuple[np.ndarray, np.ndarray]:
         fd_j = self._memo(("fdJ",), lambda: _fd_jacobian(self.problem, self.base))
@@ -581,11 +583,15 @@ def _fd_oracle(ws: _Workspace, mode: str, k: int, tol: Tolerance, rng: np.random
                 f"derivative is at fault" if spread < 1.0 else
                 f"; finite differences change with the step size ({_e(spread)} x tol): the primal may be "
                 f"noisy, non-smooth or nondeterministic near the base point")
-            verdict.metrics["h_large"] = [ws.h(i, "large-step") for i in range(count)]
+            verdict.metrics["h_large"] = [largest_step(ws.h(i, "large-step")) for i in range(count)]
     verdict.metrics.update({"refinement": refinement, "stages": stages, "directions": count,
-                            "h": [ws.h(i) for i in range(count)]})
+                            "h": [largest_step(ws.h(i)) for i in range(count)]})
+    if any(len(ws.h(i)) > 1 for i in range(count)):      # several magnitudes: one step per group
+        verdict.metrics["h_per_argument"] = [{n: h for h, names in ws.h(i) for n in names} for i in range(count)]
+    if getattr(ws.problem, "fd_precision", None) == "float32":
+        verdict.metrics["fd_precision"] = "float32"
     if refinement == "large-step":
-        verdict.metrics["h_large"] = [ws.h(i, "large-step") for i in range(count)]
+        verdict.metrics["h_large"] = [largest_step(ws.h(i, "large-step")) for i in range(count)]
     if verdict.verdict == "fail":
         _attach_localization(verdict, ws, mode, tol, max_size, max_columns)
     return verdict, refs, count
@@ -598,13 +604,16 @@ def _as_generator(rng) -> np.random.Generator:
 def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2, rtol: float | None = None,
                          atol: float | None = None, dot: bool = True, zero_guard: bool = True,
                          rng: np.random.Generator | int, localize_max_size: int = 4096,
-                         localize_max_columns: int = 1024, first: Values | None = None) -> list[OracleVerdict]:
+                         localize_max_columns: int = 1024, first: Values | None = None,
+                         fd: bool = True) -> list[OracleVerdict]:
     """Every gradient oracle that applies to `mode` ('forward' | 'reverse'), in the order
     [fd-<mode>, zero (if zero_guard), dot (if dot)]. Each direction v_i gets its own cotangent w_i.
     The k directions, then their k cotangents, then (on a refinement) k more directions and their
     cotangents are drawn from `rng` in that order, so a case seed reproduces the run exactly.
     `first`, when given, replaces the first direction (forward) or the first cotangent (reverse)
-    with values chosen by the case (`shadow: {init: ...}`), zero for the arguments it omits."""
+    with values chosen by the case (`shadow: {init: ...}`), zero for the arguments it omits.
+    `fd=False` (the case's `check: {fd: false}`) runs no finite differences: the FD check and the
+    zero guard (which judges against FD) are skipped, the dot test still runs."""
     if mode not in ("forward", "reverse"):
         raise ValueError(f"gradient oracles check mode 'forward' or 'reverse', not {mode!r}")
     fd_name = FD_FORWARD if mode == "forward" else FD_REVERSE
@@ -627,6 +636,15 @@ def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2
         else:
             cotangents[0] = chosen(problem.outputs)
     ws = _Workspace(problem, base, first_directions, cotangents)
+
+    if not fd:
+        off = "finite differences are turned off by the case (check: {fd: false})"
+        fd_verdict = OracleVerdict(fd_name, "skip", off)
+        verdicts = [fd_verdict] + ([OracleVerdict(ZERO, "skip", f"the zero guard judges against FD; {off}")]
+                                   if zero_guard else [])
+        if dot:
+            verdicts.append(_dot_oracle(ws, mode, k, tol, fd_verdict, localize_max_size, localize_max_columns))
+        return verdicts
 
     fd_verdict, refs, count = _fd_oracle(ws, mode, k, tol, rng, localize_max_size, localize_max_columns)
     verdicts = [fd_verdict]

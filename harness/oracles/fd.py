@@ -6,6 +6,8 @@ out of whatever the problem returns before the next launch can overwrite it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from harness.oracles.problem import DiffProblem, StateVar
@@ -16,6 +18,17 @@ CENTRAL_STEP = EPS64 ** (1.0 / 3.0)
 # Richardson-extrapolated central differences: truncation ~ h^4, so the balance moves to
 # h ~ eps^(1/5) (about 7e-4): a 100x larger step that divides primal noise by 100.
 LARGE_STEP = EPS64 ** (1.0 / 5.0)
+# A float64 kernel that computes in float32 inside (casts) has float32 roundoff in F, which the
+# float64 steps above would divide by 6e-6: the same balance at float32's epsilon instead.
+EPS32 = float(np.finfo(np.float32).eps)
+STEPS_BY_PRECISION = {"float64": (CENTRAL_STEP, LARGE_STEP),
+                      "float32": (EPS32 ** (1.0 / 3.0), EPS32 ** (1.0 / 5.0))}
+
+
+def relative_steps(problem) -> tuple[float, float]:
+    """(central, large) relative steps for the precision the primal really computes in: a problem
+    may say `fd_precision = "float32"` when its float64 evaluation still rounds to float32."""
+    return STEPS_BY_PRECISION[getattr(problem, "fd_precision", None) or "float64"]
 
 
 def _standard_normal(vars_: list[StateVar], rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -50,13 +63,63 @@ def inf_norm(values: dict[str, np.ndarray]) -> float:
     return max(norms, default=0.0)
 
 
+def _magnitude(base: dict[str, np.ndarray], name: str) -> float:
+    """max(1, |s0_a|_inf) of one argument: the scale its roundoff, and so its step, follows."""
+    a = np.asarray(base.get(name, 0.0), dtype=np.float64)
+    finite = a[np.isfinite(a)] if a.size else a
+    return max(1.0, float(np.max(np.abs(finite), initial=0.0)))
+
+
 def step_size(base: dict[str, np.ndarray], v: dict[str, np.ndarray], *, relative: float = CENTRAL_STEP) -> float:
-    """h such that the largest state perturbation |h v|_inf is `relative` * max(1, |s0|_inf):
-    relative to the state's magnitude (roundoff of F scales with it), absolute below 1."""
-    v_inf = inf_norm(v)
+    """h such that the largest perturbation |h v|_inf is `relative` * max(1, |s0_a|_inf) over the
+    arguments a that v moves: relative to their magnitude (roundoff of F scales with it), absolute
+    below 1. Arguments v does not move do not enlarge the step (a large array elsewhere in the
+    state must not move a small one by a large step); `argument_steps` groups them."""
+    moved = [n for n, a in v.items() if np.any(np.asarray(a))]
+    v_inf = inf_norm({n: v[n] for n in moved})
     if v_inf == 0.0:
         return 0.0
-    return relative * max(1.0, inf_norm(base)) / v_inf
+    return relative * max(_magnitude(base, n) for n in moved) / v_inf
+
+
+# Arguments whose magnitudes lie within this factor share one step (one pair of launches).
+_GROUP_FACTOR = 4.0
+
+Steps = tuple  # ((h, (argument names...)), ...): one step per group of similar magnitudes
+
+
+def argument_steps(base: dict[str, np.ndarray], v: dict[str, np.ndarray], *,
+                   relative: float = CENTRAL_STEP) -> Steps:
+    """Steps per argument (issue 10 item 6): each argument is probed with a step relative to its
+    own magnitude, so an array of values near 10000 cannot move another array by 0.06 (enough to
+    change which thread wins an atomic min). Arguments of similar magnitude (within a factor 4)
+    share a step; each group costs its own pair of primal launches, and J v is the sum of the
+    groups' central differences (J is linear in v)."""
+    groups: dict[int, list[str]] = {}
+    for name, a in v.items():
+        if not np.any(np.asarray(a)):
+            continue
+        bucket = int(math.floor(math.log(_magnitude(base, name), _GROUP_FACTOR)))
+        groups.setdefault(bucket, []).append(name)
+    out = []
+    for bucket in sorted(groups):
+        names = tuple(groups[bucket])
+        h = step_size(base, {n: v[n] for n in names}, relative=relative)
+        if h > 0.0:
+            out.append((h, names))
+    return tuple(out)
+
+
+def halved(steps: Steps | float) -> Steps | float:
+    if isinstance(steps, tuple):
+        return tuple((h / 2.0, names) for h, names in steps)
+    return steps / 2.0
+
+
+def largest_step(steps: Steps | float) -> float:
+    if isinstance(steps, tuple):
+        return max((h for h, _ in steps), default=0.0)
+    return float(steps)
 
 
 def _evaluate(problem: DiffProblem, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -67,8 +130,16 @@ def _evaluate(problem: DiffProblem, state: dict[str, np.ndarray]) -> dict[str, n
 
 
 def central_difference(problem: DiffProblem, base: dict[str, np.ndarray], v: dict[str, np.ndarray],
-                       h: float) -> dict[str, np.ndarray]:
-    """(F(s0 + h v) - F(s0 - h v)) / 2h for every output; outputs that do not move give zeros."""
+                       h: float | Steps) -> dict[str, np.ndarray]:
+    """(F(s0 + h v) - F(s0 - h v)) / 2h for every output; outputs that do not move give zeros.
+    With per-argument `Steps`, the sum over groups of the same along v restricted to the group."""
+    if isinstance(h, tuple):
+        total = {o.name: np.zeros(o.shape) for o in problem.outputs}
+        for group_h, names in h:
+            part = {n: (v[n] if n in names else np.zeros(np.shape(v[n]))) for n in v}
+            for k, d in central_difference(problem, base, part, group_h).items():
+                total[k] = total[k] + d
+        return total
     zeros = {o.name: np.zeros(o.shape) for o in problem.outputs}
     if h == 0.0:
         return zeros
@@ -89,7 +160,7 @@ def fd_jvp(problem: DiffProblem, v: dict[str, np.ndarray], *, h: float | None = 
            base: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Central finite-difference J v at the base point (2 primal launches)."""
     base = base_state(problem) if base is None else base
-    return central_difference(problem, base, v, step_size(base, v) if h is None else h)
+    return central_difference(problem, base, v, argument_steps(base, v) if h is None else h)
 
 
 def fd_jvp_richardson(problem: DiffProblem, v: dict[str, np.ndarray], *, h: float | None = None,
@@ -97,9 +168,9 @@ def fd_jvp_richardson(problem: DiffProblem, v: dict[str, np.ndarray], *, h: floa
                       coarse: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Richardson-extrapolated J v from steps h and h/2 (4 launches; 2 when D(h) is passed as `coarse`)."""
     base = base_state(problem) if base is None else base
-    h = step_size(base, v) if h is None else h
+    h = argument_steps(base, v) if h is None else h
     coarse = central_difference(problem, base, v, h) if coarse is None else coarse
-    return richardson(coarse, central_difference(problem, base, v, h / 2.0))
+    return richardson(coarse, central_difference(problem, base, v, halved(h)))
 
 
 def fd_jvp_large_step(problem: DiffProblem, v: dict[str, np.ndarray], *,
@@ -107,4 +178,4 @@ def fd_jvp_large_step(problem: DiffProblem, v: dict[str, np.ndarray], *,
     """Richardson-extrapolated J v with the larger step LARGE_STEP: the noise check. It agrees with
     the small-step estimates for a smooth, deterministic primal and wins when the primal is noisy."""
     base = base_state(problem) if base is None else base
-    return fd_jvp_richardson(problem, v, h=step_size(base, v, relative=LARGE_STEP), base=base)
+    return fd_jvp_richardson(problem, v, h=argument_steps(base, v, relative=LARGE_STEP), base=base)

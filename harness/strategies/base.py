@@ -72,11 +72,10 @@ class GradientCheck:
                    dot=check.dot, zero_guard=check.zero_guard)
 
     def oracle_kwargs(self, **overrides) -> dict:
-        """Keyword arguments for harness.oracles.run_gradient_oracles.
-
-        HOOK (case format, `check: {fd: false}`): `self.fd` is False for such a case; the gradient
-        oracles still draw `directions` finite-difference directions until this honours it."""
+        """Keyword arguments for harness.oracles.run_gradient_oracles. `fd=False` (the case's
+        `check: {fd: false}`) runs no finite differences: the FD check and the zero guard are
+        skipped, the dot test still runs."""
         kwargs = dict(directions=self.directions, rtol=self.rtol, atol=self.atol, dot=self.dot,
-                      zero_guard=self.zero_guard)
+                      zero_guard=self.zero_guard, fd=self.fd)
         kwargs.update(overrides)
         return kwargs

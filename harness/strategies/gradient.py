@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import policy
+from ..case_values import gradient_values_verdict
 from ..inputs import HostArg
 from ..model import ArraySpec, OracleVerdict
 from .base import GradientCheck, RunContext
@@ -19,9 +20,13 @@ class Gradient:
         case, mode = ctx.case, ctx.mode
         problem = KernelProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args)
         check = GradientCheck.from_check(case.check)
+        chosen = chosen_shadows(ctx.args)
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(problem, mode, **check.oracle_kwargs(
-                rng=np.random.default_rng(case.seed + 1), first=chosen_shadows(ctx.args)))
+                rng=np.random.default_rng(case.seed + 1), first=chosen))
+            stated = gradient_values_verdict(case, mode, problem, chosen)    # check.values (issue 10)
+            if stated is not None:
+                verdicts.append(stated)
         own = problem.launches.get(mode)          # not the other mode's, run by the dot test
         if own is not None:
             ctx.record_launch(own, mode)
@@ -42,7 +47,7 @@ class Gradient:
                                      style=case.launch.style)
             if case.check.activities == "all":
                 kwargs = check.oracle_kwargs()
-                del kwargs["dot"]
+                del kwargs["dot"], kwargs["fd"]
                 out.append(activities_verdict(problem, ctx.mode, seed=case.seed, **kwargs))
         return out
 

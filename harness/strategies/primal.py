@@ -1,6 +1,8 @@
-"""A primal run: the kernel launches and completes (its values are checked by other runs)."""
+"""A primal run: the kernel launches and completes; its results are checked against the case's
+stated values (check.values.primal) where it gives them."""
 from __future__ import annotations
 
+from ..case_values import primal_verdicts
 from ..layouts import device_view
 from ..model import OracleVerdict
 from .base import RunContext
@@ -17,4 +19,5 @@ class Primal:
             result = ctx.engine.launch(ctx.kernel, ctx.config, *values, mode="primal")
             ctx.backend.synchronize()
             ctx.outcome.jobs = [j.record() for j in result.jobs]
-        return [OracleVerdict("launch", "pass", "primal launch completed")]
+        return [OracleVerdict("launch", "pass", "primal launch completed")] + \
+            primal_verdicts(ctx.case, ctx.args, values, ctx.backend)

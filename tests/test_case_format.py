@@ -1,0 +1,177 @@
+"""The case format's second edition (issue 10): engine options, FD steps, precision detection."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.cases.loader import case_schema
+from harness.engine.launch import EngineOptions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ----------------------------------------------------------------------------- item 7: one definition
+
+def _docs_table(heading: str) -> dict[str, list[str]]:
+    """The rows of the first table under `## heading` in docs/case-format.md: key -> cells."""
+    text = (ROOT / "docs" / "case-format.md").read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 3:
+            rows[cells[0].strip("`")] = cells
+    return rows
+
+
+def test_every_engine_option_is_a_case_key_with_the_same_default():
+    schema = case_schema()["$defs"]["engine"]["properties"]
+    fields = {f.name: f.default for f in dataclasses.fields(EngineOptions)}
+    assert set(schema) == set(fields), "schema engine keys and EngineOptions fields differ"
+    for name, default in fields.items():
+        assert schema[name].get("default") == default, name
+        if isinstance(default, bool):
+            assert schema[name]["type"] == "boolean", name
+        elif isinstance(default, int):
+            assert schema[name]["type"] == "integer", name
+        else:
+            assert default in schema[name]["enum"], name
+
+
+def test_docs_engine_table_lists_every_option_with_its_default():
+    rows = _docs_table("engine")
+    fields = {f.name: f.default for f in dataclasses.fields(EngineOptions)}
+    assert set(rows) == set(fields)
+    for name, default in fields.items():
+        shown = str(default).lower() if isinstance(default, bool) else str(default)
+        assert rows[name][2] == f"`{shown}`", (name, rows[name])
+
+
+def test_every_engine_option_reaches_the_engine():
+    """A case's engine mapping becomes EngineOptions field by field (none is dropped)."""
+    values = {"launch": "packed", "fold_constants": False, "nested_config": "native",
+              "fastmath": True, "debug": True, "tape_size": 7}
+    assert set(values) == {f.name for f in dataclasses.fields(EngineOptions)}
+    options = EngineOptions.from_dict(values)
+    assert dataclasses.asdict(options) == values
+
+
+def test_docs_top_level_table_lists_every_schema_key():
+    schema = case_schema()
+    rows = _docs_table("Top-level keys")
+    assert set(rows) == set(schema["properties"])
+
+
+# ----------------------------------------------------------------------------- item 6: FD steps
+
+def test_steps_are_per_argument_group():
+    from harness.oracles.fd import CENTRAL_STEP, argument_steps, step_size
+    base = {"x": np.array([0.3, -0.2]), "big": np.full(3, 1e4), "y": np.array([2.0])}
+    v = {"x": np.array([1.0, -1.0]), "big": np.ones(3), "y": np.array([0.5])}
+    steps = argument_steps(base, v)
+    by_name = {n: h for h, names in steps for n in names}
+    assert by_name["x"] == by_name["y"] == pytest.approx(CENTRAL_STEP * 2.0)   # one group: |x|, |y| <= 4
+    assert by_name["big"] == pytest.approx(CENTRAL_STEP * 1e4)
+    assert len(steps) == 2
+    # A step for x alone ignores the large array elsewhere in the state.
+    assert step_size(base, {"x": v["x"], "big": np.zeros(3)}) == pytest.approx(CENTRAL_STEP)
+
+
+def test_float32_casts_are_seen_in_the_kernel_and_its_helpers():
+    from harness.inputs import load_function
+    from harness.precision import casts_to_float32
+    assert casts_to_float32(load_function("kernels/precision.py:float32_inside", ROOT))
+    assert not casts_to_float32(load_function("kernels/loops.py:weighted_sum_dynamic", ROOT))
+
+
+# ----------------------------------------------------------------------------- items 3, 4, 5: loader
+
+def _write_case(tmp_path, text: str) -> Path:
+    (tmp_path / "kernels").mkdir(exist_ok=True)
+    (tmp_path / "kernels" / "k.py").write_text("def k(out, x):\n    pass\n")
+    (tmp_path / "cases").mkdir(exist_ok=True)
+    path = tmp_path / "cases" / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+BASE = """id: c
+kernel: kernels/k.py:k
+launch: {threads: 4}
+args:
+  out: {array: {shape: [4], dtype: float64}, activity: duplicated, shadow: {init: ones}}
+  x:   {array: {shape: [4], dtype: float64}, activity: duplicated}
+"""
+
+
+def _load(tmp_path, extra: str):
+    from harness.cases import load_case_file
+    return load_case_file(_write_case(tmp_path, BASE + extra), tmp_path)
+
+
+def test_per_mode_expectation_reaches_each_run(tmp_path):
+    from harness.cases import expand_runs
+    case, = _load(tmp_path, "expect: {forward: pass, reverse: unsupported}\n")
+    runs = {r.mode: r.case.expect.kind for r in expand_runs(case, "sim")}
+    assert runs == {"forward": "pass", "reverse": "unsupported"}
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("expect: {forward: pass}\n", "missing: reverse"),
+    ("modes: [forward]\nexpect: {forward: pass, reverse: pass}\n", "does not run"),
+    ("check: {values: {reverse: {x: [1, 2, 3]}}}\n", "values hold 3 elements"),
+    ("check: {values: {primal: {out: 1.0}}}\n", "does not run primal"),
+    ("check: {values: {reverse: {y: 1.0}}}\n", "'y' is not an argument"),
+    ("check: {fd: false, dot: false}\n", "nothing checks"),
+    ("expect: unsupported\nvariants:\n  v:\n    engine: {fastmath: true}\n", "inherit the base case's expect"),
+])
+def test_second_edition_mistakes_are_load_errors(tmp_path, extra, message):
+    from harness.errors import CaseError
+    with pytest.raises(CaseError, match=message):
+        _load(tmp_path, extra)
+
+
+def test_gradient_values_need_a_chosen_direction(tmp_path):
+    from harness.errors import CaseError
+    text = BASE.replace(", shadow: {init: ones}", "") + "check: {values: {forward: {out: 0.0}}}\n"
+    from harness.cases import load_case_file
+    with pytest.raises(CaseError, match="shadow: \\{init"):
+        load_case_file(_write_case(tmp_path, text), tmp_path)
+
+
+def test_expected_values_oracle_fails_a_wrong_value():
+    from harness.oracles.expected import check_expected_values
+    from harness.oracles.tolerance import Tolerance
+    tol = Tolerance(1e-6, 1e-9)
+    got = {"x": np.array([1.0, 2.0]), "a": np.float64(3.0)}
+    assert check_expected_values("reverse", got, {"x": [1.0, 2.0], "a": 3.0}, tol).verdict == "pass"
+    bad = check_expected_values("reverse", got, {"x": [1.0, 2.5]}, tol)
+    assert bad.verdict == "fail" and "x[1]" in bad.message
+
+
+def test_fd_false_runs_no_finite_differences():
+    from harness.oracles import run_gradient_oracles
+    from harness.oracles.problem import StateVar
+
+    class Linear:
+        inputs = outputs = [StateVar("x", (3,))]
+        dtype = "float64"
+
+        def base_point(self):
+            return {"x": np.ones(3)}
+
+        def primal64(self, state):
+            raise AssertionError("fd: false must not evaluate the primal for finite differences")
+
+        def jvp(self, v):
+            return {"x": 2 * v["x"]}
+
+        def vjp(self, w):
+            return {"x": 2 * w["x"]}
+
+    verdicts = {v.name: v.verdict for v in run_gradient_oracles(Linear(), "forward", rng=0, fd=False)}
+    assert verdicts == {"fd-forward": "skip", "zero": "skip", "dot": "pass"}
