@@ -59,7 +59,7 @@ class KernelProblem:
         self.dtype = "float32" if floats and all(f == "float32" for f in floats) else "float64"
         # float64 arguments, float32 arithmetic inside (casts): the float64 evaluation of FD still
         # rounds to float32, so steps and tolerances follow float32 (issue 10 item 6).
-        self.fd_precision = self.dtype
+        self.fd_precision = "float64"                      # primal64 recasts float32 arguments to float64
         if self.dtype == "float64" and casts_to_float32(kernel):
             self.dtype = self.fd_precision = "float32"
         self.width = max([a.spec.width or 1 for a in args if a.spec.activity == "batch_duplicated"] + [1])

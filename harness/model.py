@@ -92,6 +92,42 @@ class KernelRef:
 
 
 @dataclass(frozen=True)
+class LaunchStep:
+    """One launch of a program (issue 10): a kernel, its launch, and the buffers it takes."""
+    kernel: KernelRef
+    launch: LaunchSpec
+    args: tuple[str, ...]           # buffer (case argument or program buffer) names, in parameter order
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class LoopStep:
+    """`repeat` times the steps in order (a time-stepping loop)."""
+    repeat: int
+    steps: tuple                    # LaunchStep | LoopStep
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    buffers: tuple[ArgSpec, ...] = ()   # intermediate buffers the case creates (zeros)
+    steps: tuple = ()                   # LaunchStep | LoopStep
+
+    def launches(self) -> list[LaunchStep]:
+        """Every launch in execution order, loops unrolled."""
+        out: list[LaunchStep] = []
+
+        def walk(steps):
+            for step in steps:
+                if isinstance(step, LoopStep):
+                    for _ in range(step.repeat):
+                        walk(step.steps)
+                else:
+                    out.append(step)
+        walk(self.steps)
+        return out
+
+
+@dataclass(frozen=True)
 class Case:
     id: str
     source: str                     # project-relative path of the YAML file
@@ -113,6 +149,8 @@ class Case:
     engine_expect: dict = field(default_factory=dict)  # engine name -> Expectation (`engines:`)
     jobs: tuple[dict, ...] = ()
     ptx: dict = field(default_factory=dict)     # {mode: {fact: value}}
+    program: ProgramSpec | None = None           # issue 10: a sequence of launches (kernel = the first's)
+    replay: dict | None = None                   # issue 10: {restore: [buffers]}: primal first, reverse later
     variant: str | None = None      # set on the copies made for each variant
     variant_names: tuple[str, ...] = ()  # on the base case: every variant it declares
     line: int = 1                   # first line of the case (or of its variant block)

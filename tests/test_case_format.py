@@ -175,3 +175,57 @@ def test_fd_false_runs_no_finite_differences():
 
     verdicts = {v.name: v.verdict for v in run_gradient_oracles(Linear(), "forward", rng=0, fd=False)}
     assert verdicts == {"fd-forward": "skip", "zero": "skip", "dot": "pass"}
+
+
+# ----------------------------------------------------------------------------- items 1, 2: programs
+
+PROGRAM = """id: p
+program:
+  buffers:
+    tmp: {array: {shape: [4], dtype: float64}, activity: duplicated}
+  steps:
+    - {kernel: kernels/k.py:k, launch: {threads: 4}, args: [tmp, x]}
+    - repeat: 3
+      steps:
+        - {kernel: kernels/k.py:k, launch: {threads: 4}, args: [x, tmp]}
+args:
+  x: {array: {shape: [4], dtype: float64}, activity: duplicated}
+"""
+
+
+def test_program_loads_with_loops_unrolled(tmp_path):
+    from harness.cases import load_case_file
+    case, = load_case_file(_write_case(tmp_path, PROGRAM), tmp_path)
+    launches = case.program.launches()
+    assert [s.args for s in launches] == [("tmp", "x")] + [("x", "tmp")] * 3
+    assert case.kernel.function == "k" and case.program.buffers[0].activity == "duplicated"
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("args: [tmp, x]}", "args: [tmp]}", "takes 2 arguments, the step passes 1"),
+    ("args: [tmp, x]}", "args: [tmp, y]}", "'y' is neither an argument"),
+    ("id: p\n", "id: p\nkernel: kernels/k.py:k\n", "either a kernel or a program"),
+    ("id: p\n", "id: p\nreplay: {restore: [nope]}\n", "replay.restore names 'nope'"),
+])
+def test_program_mistakes_are_load_errors(tmp_path, old, new, message):
+    from harness.cases import load_case_file
+    from harness.errors import CaseError
+    with pytest.raises(CaseError, match=message):
+        load_case_file(_write_case(tmp_path, PROGRAM.replace(old, new, 1)), tmp_path)
+
+
+def test_kernel_access_scan():
+    from harness.inputs import load_function
+    from harness.program_access import array_access
+    access = array_access(load_function("kernels/programs.py:compact_positive", ROOT))
+    assert access.writes == {"out", "counter"} and access.reads == {"x", "counter"}
+    access = array_access(load_function("kernels/programs.py:diffuse", ROOT))
+    assert access.writes == {"u_next"} and access.reads == {"u"}
+
+
+def test_unused_program_buffer_is_a_load_error(tmp_path):
+    from harness.cases import load_case_file
+    from harness.errors import CaseError
+    text = PROGRAM.replace("[tmp, x]", "[x, x]").replace("[x, tmp]", "[x, x]")
+    with pytest.raises(CaseError, match="tmp is passed to no launch"):
+        load_case_file(_write_case(tmp_path, text), tmp_path)

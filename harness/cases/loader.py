@@ -39,7 +39,7 @@ from harness.cases.values import check_document, dtype_problem
 from harness.cases.expand import RECAST_DTYPES
 from harness.errors import CaseError
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
-                           LaunchSpec)
+                           LaunchSpec, LaunchStep, LoopStep, ProgramSpec)
 
 ARG_KINDS = ("array", "scalar", "type", "function")
 DIFFERENTIABLE_ARRAY_ACTIVITIES = ("duplicated", "duplicated_no_need", "batch_duplicated")
@@ -860,13 +860,19 @@ def _check_elements(ctx: _Context, args: tuple[ArgSpec, ...]) -> None:
 def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
                 variant_names: tuple[str, ...] = ()) -> Case:
     doc = ctx.document
-    kernel, params = _resolve_function(ctx, doc["kernel"], ("kernel",))
-    style = (doc.get("launch") or {}).get("style", "kernel")
-    if style in ("broadcast", "map"):
-        _check_elementwise_args(ctx, doc["args"], kernel, params, style)
+    program = None
+    if "program" in doc:                                    # issue 10: a sequence of launches
+        args = tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items())
+        program = _build_program(ctx, doc, args)
+        kernel = program.launches()[0].kernel
     else:
-        _check_arg_names(ctx, doc["args"], kernel, params)
-    args = _resolve_aliases(ctx, tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items()))
+        kernel, params = _resolve_function(ctx, doc["kernel"], ("kernel",))
+        style = (doc.get("launch") or {}).get("style", "kernel")
+        if style in ("broadcast", "map"):
+            _check_elementwise_args(ctx, doc["args"], kernel, params, style)
+        else:
+            _check_arg_names(ctx, doc["args"], kernel, params)
+        args = _resolve_aliases(ctx, tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items()))
     _check_elements(ctx, args)
     modes = tuple(doc.get("modes", Case.modes))
     expect, expect_by_mode = _build_mode_expectations(ctx, doc.get("expect", "pass"), modes)
@@ -876,7 +882,8 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
         id=doc["id"], source=ctx.source, kernel=kernel, args=args,
         title=doc.get("title", ""), description=doc.get("description", ""),
         links=tuple(doc.get("links", ())), tags=tuple(doc.get("tags", ())),
-        launch=_build_launch(ctx, doc.get("launch")),
+        launch=_build_launch(ctx, doc.get("launch")) if program is None else LaunchSpec(),
+        program=program, replay=_build_replay(ctx, doc, args, program),
         modes=modes,
         dtypes=tuple(doc["dtypes"]) if "dtypes" in doc else Case.dtypes,
         seed=doc.get("seed", 0),
@@ -915,7 +922,7 @@ def _build_mode_expectations(ctx: _Context, raw: Any, modes: tuple[str, ...]) ->
 
 # Keys that change what is computed: a variant replacing one of them computes something else, so
 # a failing expectation of the base case (an error, an xfail, a refusal) cannot carry over unsaid.
-_COMPUTATION_KEYS = ("kernel", "launch", "args", "engine", "modes")
+_COMPUTATION_KEYS = ("kernel", "launch", "args", "engine", "modes", "program", "replay")
 
 
 def _check_inherited_expect(ctx: _Context, base: _LineDict, overrides: dict) -> None:
@@ -973,6 +980,78 @@ def _check_expected_values(ctx: _Context, check: CheckSpec, args: tuple[ArgSpec,
                     "" if len(values) == 1 else f"an active scalar's adjoint is one number (got {len(values)})")
                 if problem:
                     ctx.fail(problem, path + (name,))
+
+
+def _build_program(ctx: _Context, doc: dict, args: tuple[ArgSpec, ...]) -> ProgramSpec:
+    """`program: {buffers, steps}`: launches over named buffers (the case's arguments and the
+    intermediate buffers the program creates). Each launch's `args` name buffers in the kernel's
+    parameter order; loops repeat their steps."""
+    for key in ("launch",):
+        if key in doc:
+            ctx.fail("a program gives each launch its own launch configuration (program.steps[i].launch)",
+                     (key,))
+    for a in args:
+        where = ("args", a.name)
+        if a.alias is not None or (a.array is not None and a.array.layout):
+            ctx.fail("program buffers are plain contiguous arrays (no alias or layout)", where)
+        if a.activity in ("batch_duplicated", "duplicated_no_need"):
+            ctx.fail(f"activity '{a.activity}' is not available in a program (use duplicated)", where + ("activity",))
+        if a.kind in ("type", "function"):
+            ctx.fail(f"a program passes buffers and scalars; a {a.kind} argument does not apply", where)
+    raw = doc["program"]
+    buffers = []
+    for name, spec in raw.get("buffers", {}).items():
+        path = ("program", "buffers", name)
+        if name in doc["args"]:
+            ctx.fail(f"buffer '{name}' is also an argument of the case; give each name once", path)
+        array = _build_array(ctx, spec["array"], path + ("array",))
+        if array.layout:
+            ctx.fail("program buffers are plain contiguous arrays (no layout)", path + ("array", "layout"))
+        buffers.append(ArgSpec(name=name, kind="array", activity=spec.get("activity", "const"), array=array,
+                               line=_line_of(ctx.document, path)))
+    names = [a.name for a in args] + [b.name for b in buffers]
+    used: set[str] = set()
+
+    def steps_of(raw_steps: list, path: KeyPath) -> tuple:
+        out = []
+        for index, step in enumerate(raw_steps):
+            where = path + (index,)
+            if "repeat" in step:
+                out.append(LoopStep(step["repeat"], steps_of(step["steps"], where + ("steps",))))
+                continue
+            kernel, params = _resolve_function(ctx, step["kernel"], where + ("kernel",))
+            if len(step["args"]) != len(params):
+                ctx.fail(f"{kernel.function}({', '.join(params)}) takes {len(params)} arguments, the step "
+                         f"passes {len(step['args'])}", where + ("args",))
+            for k, name in enumerate(step["args"]):
+                if name not in names:
+                    ctx.fail(f"'{name}' is neither an argument of the case nor a program buffer "
+                             f"({', '.join(names)})", where + ("args", k))
+                used.add(name)
+            launch = _build_launch(replace(ctx, document=ctx.document), step["launch"])
+            if launch.style != "kernel":
+                ctx.fail("a program step is a kernel launch (threads or grid and block)", where + ("launch", "style"))
+            out.append(LaunchStep(kernel, launch, tuple(step["args"]), _line_of(ctx.document, where)))
+        return tuple(out)
+
+    steps = steps_of(raw["steps"], ("program", "steps"))
+    unused = [n for n in names if n not in used]
+    if unused:
+        ctx.fail(f"{', '.join(unused)} {'is' if len(unused) == 1 else 'are'} passed to no launch of the program",
+                 ("program",))
+    return ProgramSpec(buffers=tuple(buffers), steps=steps)
+
+
+def _build_replay(ctx: _Context, doc: dict, args: tuple[ArgSpec, ...], program) -> dict | None:
+    """`replay: {restore: [...]}`: names of array buffers the user restores before the reverse."""
+    if "replay" not in doc:
+        return None
+    names = [a.name for a in args if a.kind == "array"]
+    for k, name in enumerate(doc["replay"].get("restore", [])):
+        if name not in names:
+            ctx.fail(f"replay.restore names '{name}', which is not an array argument of the case "
+                     f"({', '.join(names)})", ("replay", "restore", k))
+    return {"restore": tuple(doc["replay"].get("restore", ()))}
 
 
 # ============================================================================ entry point
