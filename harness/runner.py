@@ -174,11 +174,16 @@ class Runner:
         if case.launch.style in ("broadcast", "map") and run.engine != "bundled":
             raise UnsupportedError(f"the {case.launch.style} front end generates its kernel for the bundled engine; "
                                    f"the {run.engine} adapter translates kernel-style cases only")
-        if case.launch.style in ("broadcast", "map"):     # the front end generates the kernel around f
+        if (case.program is not None or case.replay is not None) and run.engine != "bundled":
+            raise UnsupportedError(f"programs and the replay protocol run through the bundled engine; the "
+                                   f"{run.engine} adapter runs single kernel launches only")
+        if case.program is not None:                      # each launch of a program has its own config
+            config = None
+        elif case.launch.style in ("broadcast", "map"):     # the front end generates the kernel around f
             from .frontends.broadcast import launcher_for
             engine = launcher_for(engine, case.launch.style, [a.spec.name for a in args])
             config = engine.config_for(args[0].value, case.launch.block)
         else:
             config = launch_config(case, args)
         outcome.timings["setup_s"] = time.time() - t0
-        return RunContext(run, self.backend, engine, kernel, config, args, outcome)
+        return RunContext(run, self.backend, engine, kernel, config, args, outcome, root=self.root)

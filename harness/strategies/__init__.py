@@ -4,6 +4,7 @@
     nested        a primal run of a kernel that differentiates on the device (check.nested)
     primal        a primal run: the launch completes
     gradient      a forward or reverse run: the gradient oracles, activity relations, nondeterminism
+    program       a program of launches, or a kernel under the replay protocol (issue 10), any mode
 
 The runner builds a RunContext (arguments, engine, launch configuration) and hands it to the
 strategy `strategy_for` picks; it judges the verdicts the strategy returns. To add a kind of run,
@@ -16,9 +17,12 @@ from .compile_only import CompileOnly
 from .gradient import Gradient
 from .nested import Nested
 from .primal import Primal
+from .program import Program
 
 
 def strategy_for(run, can_launch: bool) -> Strategy:
+    if run.case.program is not None or run.case.replay is not None:
+        return Program()                      # compiles on its own on a tier that cannot launch
     if not can_launch:
         return CompileOnly()
     if run.mode == "primal":
@@ -26,5 +30,5 @@ def strategy_for(run, can_launch: bool) -> Strategy:
     return Gradient()
 
 
-__all__ = ["CompileOnly", "Gradient", "GradientCheck", "Nested", "Primal", "RunContext", "Strategy",
+__all__ = ["CompileOnly", "Gradient", "GradientCheck", "Nested", "Primal", "Program", "RunContext", "Strategy",
            "strategy_for"]

@@ -22,6 +22,7 @@ class RunContext:
     config: Any                # LaunchConfig
     args: list[HostArg]
     outcome: Outcome           # strategies record jobs, sources, ptx facts and timings here
+    root: Any = None           # the project root (a program loads the kernels of its launches)
 
     @property
     def case(self):
