@@ -70,16 +70,20 @@ def test_fd_defaults_come_from_one_place():
     off = GradientCheck.from_check(CheckSpec(fd=None))
     assert (off.fd, off.directions) == (False, policy.FD_DIRECTIONS_WITHOUT_FD)
     custom = GradientCheck.from_check(CheckSpec(fd=FDSpec(3, 1e-3, None), dot=False))
-    assert custom.oracle_kwargs() == dict(directions=3, rtol=1e-3, atol=None, dot=False, zero_guard=True)
+    assert custom.oracle_kwargs() == dict(directions=3, rtol=1e-3, atol=None, dot=False, zero_guard=True, fd=True)
+    assert off.oracle_kwargs()["fd"] is False             # check: {fd: false} runs no finite differences
 
 
 def test_one_strategy_per_kind_of_run():
     from types import SimpleNamespace as NS
 
     from harness.strategies import strategy_for
-    def run(mode, nested=None):
-        return NS(mode=mode, case=NS(check=CheckSpec(nested=nested)))
+    def run(mode, nested=None, program=None, replay=None):
+        return NS(mode=mode, case=NS(check=CheckSpec(nested=nested), program=program, replay=replay))
     assert strategy_for(run("reverse"), can_launch=False).name == "compile-only"
     assert strategy_for(run("primal"), can_launch=True).name == "primal"
     assert strategy_for(run("primal", {"function": "f"}), can_launch=True).name == "nested"
     assert strategy_for(run("forward"), can_launch=True).name == "gradient"
+    for tier in (True, False):                 # a program compiles its launches itself on a ptx tier
+        assert strategy_for(run("reverse", program=object()), can_launch=tier).name == "program"
+        assert strategy_for(run("reverse", replay={}), can_launch=tier).name == "program"
