@@ -209,6 +209,11 @@ def _read_yaml(path: Path, source: str) -> _LineDict:
                         f"YAML file", file=source, line=line) from None
     except yaml.YAMLError as exc:
         raise CaseError(f"YAML error: {exc}", file=source) from None
+    except (ValueError, TypeError, OverflowError) as exc:   # an explicit tag that cannot build its value
+        tag = re.search(r"!!?[A-Za-z]", text)
+        raise CaseError(f"invalid YAML value: {exc} (an explicit tag such as !!float on a value it "
+                        f"cannot convert)", file=source,
+                        line=text.count("\n", 0, tag.start()) + 1 if tag else 1) from None
     if document is None:
         raise CaseError("the case file is empty", file=source, line=1)
     if not isinstance(document, _LineDict):
@@ -861,6 +866,10 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
                 variant_names: tuple[str, ...] = ()) -> Case:
     doc = ctx.document
     program = None
+    if ("program" in doc) == ("kernel" in doc):
+        ctx.fail("a case names either a kernel or a program (a sequence of launches), not both"
+                 if "program" in doc else "missing required key 'kernel' (or 'program', a sequence of launches)",
+                 ("program",) if "program" in doc else ("kernel",))
     if "program" in doc:                                    # issue 10: a sequence of launches
         args = tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items())
         program = _build_program(ctx, doc, args)
