@@ -46,11 +46,18 @@ def run_dtype(args) -> str:
     return "float32" if floats and all(f == "float32" for f in floats) else "float64"
 
 
-def primal_verdicts(case: Case, args, device_values, backend) -> list[OracleVerdict]:
-    """Checks of a primal launch's results: the case's stated values."""
+def primal_verdicts(case: Case, args, device_values, backend, kernel=None, config=None) -> list[OracleVerdict]:
+    """Checks of a primal launch's results: an independent reference (numpy for broadcast/map, the
+    kernel launched directly through numba; harness/primal_reference.py) and the stated values."""
+    from .primal_reference import direct_launch_verdict, elementwise_verdict
     finals = {a.spec.name: backend.to_host(v) for a, v in zip(args, device_values) if a.spec.kind == "array"}
+    dtype = run_dtype(args)
     out = []
-    stated = primal_values_verdict(case, finals, run_dtype(args))
+    if kernel is not None and case.launch.style in ("broadcast", "map"):
+        out.append(elementwise_verdict(kernel, args, finals[args[0].spec.name], dtype))
+    elif kernel is not None and config is not None:
+        out.append(direct_launch_verdict(kernel, config, args, finals, backend, dtype))
+    stated = primal_values_verdict(case, finals, dtype)
     if stated is not None:
         out.append(stated)
     return out

@@ -14,15 +14,26 @@ from .oracles.problem import StateVar
 
 
 class NestedProblem(KernelProblem):
-    def __init__(self, engine, kernel, config, args, pairs: dict[str, str], mode: str):
+    """`adjoints` (issue 10 item 8): Active scalars of the differentiated function; the kernel
+    stores each one's adjoint (what autodiff returns) in element 0 of the named array argument.
+    They are inputs of F (the kernel passes them to the function), not outputs."""
+
+    def __init__(self, engine, kernel, config, args, pairs: dict[str, str], mode: str,
+                 adjoints: dict[str, str] | None = None):
         super().__init__(engine, kernel, config, args)
         names = {a.spec.name: a for a in args}
-        for primal, shadow in pairs.items():
+        adjoints = dict(adjoints or {})
+        for primal, shadow in list(pairs.items()) + list(adjoints.items()):
             if primal not in names or shadow not in names:
                 raise ValueError(f"check.nested.args names {primal!r}/{shadow!r}, which are not kernel arguments")
-        self.pairs, self.nested_mode = pairs, mode
-        self.inputs = [StateVar(p, tuple(names[p].value.shape)) for p in pairs]
-        self.outputs = list(self.inputs)
+        for scalar, out in adjoints.items():
+            if names[scalar].spec.kind != "scalar" or names[out].spec.kind != "array":
+                raise ValueError(f"check.nested.args: {scalar!r} must be a scalar argument and its adjoint "
+                                 f"{out!r} an array argument the kernel stores the adjoint in")
+        self.pairs, self.adjoints, self.nested_mode = pairs, adjoints, mode
+        self.inputs = [StateVar(p, tuple(names[p].value.shape)) for p in pairs] + \
+                      [StateVar(a, ()) for a in adjoints]
+        self.outputs = [StateVar(p, tuple(names[p].value.shape)) for p in pairs]
         self.width = 1
 
     def _run(self, primal_state: dict | None, shadows: dict, as_float64: bool) -> list:
@@ -37,7 +48,7 @@ class NestedProblem(KernelProblem):
         return {n: self.backend.to_host(by_name[n]).astype(np.float64) for n in names}
 
     def base_point(self) -> dict:
-        return {p: np.array(self._arg(p).value, dtype=np.float64) for p in self.pairs}
+        return {p: np.array(self._arg(p).value, dtype=np.float64) for p in list(self.pairs) + list(self.adjoints)}
 
     def _arg(self, name):
         return next(a for a in self.args if a.spec.name == name)
@@ -50,9 +61,11 @@ class NestedProblem(KernelProblem):
     def _derivative(self, seed: dict, mode: str) -> dict:
         if mode != self.nested_mode:
             raise NotImplementedError(f"the kernel differentiates in {self.nested_mode} mode only")
-        values = self._run(None, seed, as_float64=False)
-        out = self._read(values, list(self.pairs.values()))
-        return {p: out[s] for p, s in self.pairs.items()}
+        values = self._run(None, {p: seed[p] for p in self.pairs if p in seed}, as_float64=False)
+        out = self._read(values, list(self.pairs.values()) + list(self.adjoints.values()))
+        result = {p: out[s] for p, s in self.pairs.items()}
+        result.update({a: np.float64(out[o].reshape(-1)[0]) for a, o in self.adjoints.items()})
+        return result
 
     def jvp(self, tangent: dict) -> dict:
         return self._derivative(tangent, "forward")

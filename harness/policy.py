@@ -74,6 +74,11 @@ REPEAT_RTOL = {"float32": 1e-5, "float64": 1e-12}
 # per-thread atomics sums in a different order, so float64 gets a little more room than REPEAT_RTOL.
 RELATION_RTOL = {"float32": 1e-5, "float64": 1e-10}
 
+# A primal launch against an independent reference (numpy for broadcast/map, numba.cuda.jit for
+# kernels; issue 10 item 9): the same arithmetic, except that numpy evaluates f in float64 and either
+# side may contract a*b+c into an FMA. A wrong index or operand is off by O(1), far beyond these.
+PRIMAL_REFERENCE_RTOL_ATOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+
 
 def repeat_rtol(dtype: str | None) -> float:
     return REPEAT_RTOL.get(str(dtype), REPEAT_RTOL["float64"])

@@ -98,6 +98,7 @@ class ProgramProblem:
         self.width = 1
         self.last_launch = None
         self.tape_entries = 0                              # host copies the last reverse sweep recorded
+        self.replay_error, self.replay_worst = 0.0, None   # replay: re-executed writes vs the primal's
         if replay is not None:
             self._check_replay()
 
@@ -177,6 +178,16 @@ class ProgramProblem:
                         f"(replay: {{restore: [{name}]}}), or leave replay out (the program tape restores it)",
                         file=path, line=line)
 
+    def _compare_replay(self, launch: _Launch, name: str, primal: np.ndarray, replayed: np.ndarray):
+        """Under replay, the reverse launch re-executes the primal: a buffer it writes must come out
+        as the primal left it, or the gradient belongs to another computation (e.g. atomics that
+        handed out the slots in another order)."""
+        scale = max(1.0, float(np.max(np.abs(primal.astype(np.float64)), initial=0.0)))
+        err = float(np.max(np.abs(replayed.astype(np.float64) - primal.astype(np.float64)), initial=0.0)) / scale
+        if err > self.replay_error:
+            self.replay_error = err
+            self.replay_worst = f"{name} (written by {launch.step.kernel.function})"
+
     # ------------------------------------------------------------------ protocol
     def base_point(self) -> dict:
         return {a.spec.name: np.array(a.value, dtype=np.float64) for a in self.args if a.spec.activity != "const"}
@@ -219,17 +230,23 @@ class ProgramProblem:
             for name in launch.writes:
                 version[name] += 1
         self.tape_entries = len(tape)
+        last_writer = {name: i for i, launch in enumerate(self.launches) for name in launch.writes}
+        after_primal = {name: self.backend.to_host(values[name]).copy() for name in last_writer}
         if self.replay is not None:                         # the user's reset before the backward pass
             for name in self.replay.get("restore", ()):
                 values[name] = self.backend.asarray(initial[name])
         shadows, adjoints = self._shadows(cotangent), {}
-        for launch, used in zip(reversed(self.launches), reversed(inputs_of)):
+        for index in reversed(range(len(self.launches))):
+            launch, used = self.launches[index], inputs_of[index]
             if self.replay is None:                         # each launch on its own inputs, from the tape
                 for name, key in used.items():
                     values[name] = self.backend.asarray(tape[key])
             result = self.engine.launch(launch.kernel, launch.config,
                                         *self._wrap(launch, values, shadows, "reverse"), mode="reverse")
             self.last_launch = result
+            if self.replay is not None:                     # did the re-execution write what the primal did?
+                for name in (n for n, i in last_writer.items() if i == index):
+                    self._compare_replay(launch, name, after_primal[name], self.backend.to_host(values[name]))
             for param, adj in result.adjoints.items():      # keyed by the kernel's parameter names
                 name = launch.buffer_of.get(param, param)
                 adjoints[name] = adjoints.get(name, 0.0) + float(adj)

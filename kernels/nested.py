@@ -56,3 +56,15 @@ def val_kernel(u, ghost):
 
 def dval_kernel(u, du, ghost):
     autodiff(Reverse, val_kernel, Duplicated(u, du), Const(ghost))
+
+
+def scale_first(A, a):
+    """A[0] = a A[0] + a^2: an array updated in place and an Active scalar (issue 10 item 8)."""
+    A[0] = A[0] * a + a * a
+
+
+def dscale_first(A, dA, a, da_out):
+    """Reverse with Duplicated(A, dA) and Active(a): dA receives J_A^T dA, a's adjoint comes back
+    from autodiff and the kernel stores it in da_out[0]."""
+    da, = autodiff(Reverse, scale_first, Duplicated(A, dA), Active(a))
+    da_out[0] = da

@@ -229,3 +229,63 @@ def test_unused_program_buffer_is_a_load_error(tmp_path):
     text = PROGRAM.replace("[tmp, x]", "[x, x]").replace("[x, tmp]", "[x, x]")
     with pytest.raises(CaseError, match="tmp is passed to no launch"):
         load_case_file(_write_case(tmp_path, text), tmp_path)
+
+
+# ----------------------------------------------------------------------------- item 9: primal oracle
+
+def test_numpy_reference_catches_a_wrong_broadcast_axis():
+    from harness.inputs import HostArg
+    from harness.model import ArgSpec
+    from harness.primal_reference import elementwise_verdict
+
+    def axpy(a, x, y):
+        return a * x + y
+    x = np.arange(15.0).reshape(3, 5)
+    y3 = np.array([10.0, 20.0, 30.0])
+    args = [HostArg(ArgSpec("out", "array"), np.zeros((3, 3))), HostArg(ArgSpec("a", "scalar"), np.float64(2.0)),
+            HostArg(ArgSpec("x", "array"), x[:, :3]), HostArg(ArgSpec("y", "array"), y3)]
+    right = 2.0 * x[:, :3] + y3[None, :]          # numpy: y along the last axis
+    wrong = 2.0 * x[:, :3] + y3[:, None]          # a front end reading y along the rows
+    assert elementwise_verdict(axpy, args, right, "float64").verdict == "pass"
+    bad = elementwise_verdict(axpy, args, wrong, "float64")
+    assert bad.verdict == "fail" and "out[" in bad.message
+
+
+def test_direct_reference_skips_order_dependent_kernels():
+    from harness.inputs import load_function
+    from harness.primal_reference import _order_dependent
+    assert "atomic" in _order_dependent(load_function("kernels/programs.py:compact_positive", ROOT))
+    assert "autodiff" in _order_dependent(load_function("kernels/nested.py:df", ROOT))
+    assert _order_dependent(load_function("kernels/programs.py:diffuse", ROOT)) is None
+
+
+# ----------------------------------------------------------------------------- item 8: nested Active
+
+def test_nested_adjoint_needs_reverse_mode_and_known_names(tmp_path):
+    from harness.cases import load_case_file
+    from harness.errors import CaseError
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "n.py").write_text("def f(A, a):\n    pass\n\ndef df(A, dA, a, da):\n    pass\n")
+    (tmp_path / "cases").mkdir()
+    text = """id: n
+kernel: kernels/n.py:df
+launch: {grid: 1, block: 1}
+modes: [primal]
+args:
+  A:  {array: {shape: [1], dtype: float64}}
+  dA: {array: {shape: [1], dtype: float64}}
+  a:  {scalar: {value: 1.0}}
+  da: {array: {shape: [1], dtype: float64}}
+check:
+  nested: {function: kernels/n.py:f, mode: MODE, args: {A: {shadow: dA}, a: {adjoint: OUT}}}
+"""
+    path = tmp_path / "cases" / "n.yaml"
+    path.write_text(text.replace("MODE", "reverse").replace("OUT", "da"))
+    case, = load_case_file(path, tmp_path)
+    assert case.check.nested["args"]["a"] == {"adjoint": "da"}
+    path.write_text(text.replace("MODE", "forward").replace("OUT", "da"))
+    with pytest.raises(CaseError, match="reverse mode only"):
+        load_case_file(path, tmp_path)
+    path.write_text(text.replace("MODE", "reverse").replace("OUT", "nope"))
+    with pytest.raises(CaseError, match="nested adjoint 'nope'"):
+        load_case_file(path, tmp_path)

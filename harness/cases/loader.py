@@ -812,11 +812,14 @@ def _build_nested(ctx: _Context, raw: dict, arg_names: tuple[str, ...]) -> dict:
     path = ("check", "nested")
     ref, _ = _resolve_function(ctx, raw["function"], path + ("function",), what="nested function")
     for name, spec in raw.get("args", {}).items():
-        for role, arg in (("argument", name), ("shadow", spec["shadow"])):
+        (key, other), = spec.items()                       # shadow: array, or adjoint: array (issue 10)
+        for role, arg in (("argument", name), (key, other)):
             if arg not in arg_names:
-                where = path + ("args", name) + (("shadow",) if role == "shadow" else ())
+                where = path + ("args", name) + ((key,) if role == key else ())
                 ctx.fail(f"nested {role} '{arg}' is not one of the case's arguments "
                          f"({', '.join(arg_names)})", where)
+        if key == "adjoint" and raw["mode"] != "reverse":
+            ctx.fail("an Active scalar's adjoint comes back from reverse mode only", path + ("args", name, key))
     return {"function": str(ref), "mode": raw["mode"], "args": _plain(raw.get("args", {}))}
 
 

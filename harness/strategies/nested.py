@@ -15,8 +15,11 @@ class Nested:
         from ..oracles import run_gradient_oracles
         case = ctx.case
         nested = case.check.nested
-        pairs = {name: spec["shadow"] for name, spec in nested.get("args", {}).items()}
-        problem = NestedProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args, pairs, nested.get("mode", "reverse"))
+        specs = nested.get("args", {})
+        pairs = {name: spec["shadow"] for name, spec in specs.items() if "shadow" in spec}
+        adjoints = {name: spec["adjoint"] for name, spec in specs.items() if "adjoint" in spec}
+        problem = NestedProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args, pairs, nested.get("mode", "reverse"),
+                                adjoints=adjoints)
         check = GradientCheck.from_check(case.check)
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(problem, problem.nested_mode,

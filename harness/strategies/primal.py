@@ -20,4 +20,4 @@ class Primal:
             ctx.backend.synchronize()
             ctx.outcome.jobs = [j.record() for j in result.jobs]
         return [OracleVerdict("launch", "pass", "primal launch completed")] + \
-            primal_verdicts(ctx.case, ctx.args, values, ctx.backend)
+            primal_verdicts(ctx.case, ctx.args, values, ctx.backend, ctx.kernel, ctx.config)

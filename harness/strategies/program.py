@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import policy
 from ..case_values import gradient_values_verdict, primal_values_verdict
 from ..errors import UnsupportedError
 from ..model import LaunchStep, OracleVerdict, ProgramSpec
@@ -76,6 +77,15 @@ class Program:
             restored = case.replay.get("restore")
             how = ("replay protocol: the primal ran first on the buffers, the reverse later"
                    + (f", {', '.join(restored)} restored before it" if restored else ""))
+            tol = policy.repeat_rtol(problem.dtype)
+            metrics = {"launches": n, "max_rel_err": problem.replay_error}
+            if problem.replay_error > tol:
+                return OracleVerdict("program", "fail", f"{how}; the reverse's re-execution wrote "
+                                     f"{problem.replay_worst} differently from the primal (rel err "
+                                     f"{problem.replay_error:.3g}): its gradient belongs to another computation "
+                                     "(atomics handing out slots in another order?)", metrics=metrics)
+            return OracleVerdict("program", "pass", f"{how}; the reverse's re-execution reproduced the primal's "
+                                 "results", metrics=metrics)
         else:
             how = f"tape of launches: {problem.tape_entries} buffer version(s) recorded for {n} launch(es)"
         return OracleVerdict("program", "pass", how, metrics={"launches": n, "tape_entries": problem.tape_entries})

@@ -1,0 +1,130 @@
+"""Independent references for a primal launch's results (issue 10 item 9).
+
+The gradient oracles differentiate whatever the primal computes, so a front end that indexed a
+lower-rank operand on the wrong axis would pass all of them. The primal run therefore compares its
+results with a reference that does not go through the engine:
+
+    broadcast / map   numpy: np.vectorize(f) over the operands, numpy's own broadcasting
+    kernel            the kernel compiled by numba.cuda.jit directly and launched on fresh copies
+                      (not the engine's plan; kernels that call autodiff have no such twin)
+
+Kernels whose results depend on the order threads reach an atomic (a slot handed out by a counter)
+cannot be compared launch against launch; they are skipped, saying so.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+import numpy as np
+
+from . import policy
+from .layouts import device_view
+from .model import OracleVerdict
+from .oracles.tolerance import Tolerance, compare_vectors
+
+PRIMAL_REFERENCE = "primal-reference"
+
+
+def _tolerance(dtype: str) -> Tolerance:
+    rtol, atol = policy.PRIMAL_REFERENCE_RTOL_ATOL[dtype]
+    return Tolerance(rtol, atol)
+
+
+def _compare(what: str, got: dict, ref: dict, dtype: str) -> OracleVerdict:
+    tol = _tolerance(dtype)
+    parts = []
+    for name, r in ref.items():
+        g = np.asarray(got[name], dtype=np.float64)
+        names = [f"{name}[{','.join(map(str, i))}]" for i in np.ndindex(*g.shape)] if g.shape else [name]
+        parts.append(compare_vectors(g, np.asarray(r, dtype=np.float64), tol, names, label=name))
+    from .oracles.tolerance import Comparison
+    comp = Comparison.concat(parts)
+    metrics = {**comp.metrics(), "rtol": tol.rtol, "atol": tol.atol, "reference": what}
+    if comp.ok:
+        return OracleVerdict(PRIMAL_REFERENCE, "pass", f"primal results agree with {what} "
+                             f"({', '.join(ref)}; max |err| {comp.max_abs_err:.3g})", metrics, comp.worst())
+    i = comp.worst_index()
+    return OracleVerdict(PRIMAL_REFERENCE, "fail",
+                         f"primal result differs from {what} at {comp.names[i]}: engine {comp.ad[i]:.6g}, "
+                         f"reference {comp.ref[i]:.6g}; {comp.n_bad} of {comp.n} entries outside tolerance",
+                         metrics, comp.worst(only_bad=True))
+
+
+# ----------------------------------------------------------------------------- broadcast / map
+
+def numpy_reference(f, args) -> np.ndarray:
+    """f applied elementwise with numpy broadcasting over the operands (args[1:]) into args[0]'s
+    shape, evaluated by plain Python in float64."""
+    dest = args[0].value
+    operands = []
+    for a in args[1:]:
+        v = a.value
+        if a.spec.kind == "array":
+            v = np.asarray(v, dtype=np.float64) if np.issubdtype(v.dtype, np.floating) else np.asarray(v)
+        operands.append(v)
+    arrays = [i for i, a in enumerate(args[1:]) if a.spec.kind == "array"]
+
+    def scalar_f(*xs):
+        full = list(operands)
+        for i, x in zip(arrays, xs):
+            full[i] = x
+        return f(*full)
+    if not arrays:
+        return np.full(dest.shape, float(f(*operands)))
+    value = np.vectorize(scalar_f, otypes=[np.float64])(*[operands[i] for i in arrays])
+    return np.broadcast_to(value, dest.shape)
+
+
+def elementwise_verdict(f, args, dest_final, dtype: str) -> OracleVerdict:
+    name = args[0].spec.name
+    try:
+        ref = numpy_reference(f, args)
+    except Exception as exc:                       # f cannot run as plain Python: say so, do not fail
+        return OracleVerdict(PRIMAL_REFERENCE, "skip", f"f does not evaluate under numpy: "
+                             f"{type(exc).__name__}: {exc}")
+    return _compare("numpy (np.vectorize of f with numpy broadcasting)", {name: dest_final}, {name: ref}, dtype)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+def _order_dependent(fn) -> str | None:
+    """The line of an atomic whose returned value the kernel uses (its results then depend on the
+    order threads reach it), or of an autodiff call (no numba twin); None otherwise."""
+    fn = getattr(fn, "py_func", fn)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return "its source is not available"
+    offset = fn.__code__.co_firstlineno - 1
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) and f.value.attr == "atomic":
+                return f"line {node.lineno + offset} uses the value an atomic returns (thread-order dependent)"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "autodiff":
+            return f"line {node.lineno + offset} calls autodiff (only the engine can launch it)"
+    return None
+
+
+def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dtype: str) -> OracleVerdict:
+    """The kernel compiled by numba.cuda.jit itself, launched on fresh copies, against the engine's
+    primal launch: every array argument's final values."""
+    why = _order_dependent(kernel)
+    if why:
+        return OracleVerdict(PRIMAL_REFERENCE, "skip", f"no direct numba reference: {why}")
+    from numba import cuda
+    roots: dict = {}
+    values = [device_view(backend, a.value, roots) if a.spec.kind == "array" else a.value for a in args]
+    try:
+        direct = cuda.jit(getattr(kernel, "py_func", kernel))
+        backend.launch(direct, config.grid, config.block, values)
+        backend.synchronize()
+    except Exception as exc:                       # numba alone cannot build it (e.g. plain helpers)
+        return OracleVerdict(PRIMAL_REFERENCE, "skip", f"numba.cuda.jit alone cannot launch the kernel: "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    ref = {a.spec.name: backend.to_host(v) for a, v in zip(args, values) if a.spec.kind == "array"
+           and np.issubdtype(np.asarray(backend.to_host(v)).dtype, np.number)}
+    got = {n: engine_finals[n] for n in ref}
+    return _compare("the kernel launched directly through numba.cuda.jit", got, ref, dtype)
