@@ -289,3 +289,10 @@ check:
     path.write_text(text.replace("MODE", "reverse").replace("OUT", "nope"))
     with pytest.raises(CaseError, match="nested adjoint 'nope'"):
         load_case_file(path, tmp_path)
+
+
+def test_checks_a_program_does_not_run_are_refused(tmp_path):
+    from harness.cases import load_case_file
+    from harness.errors import CaseError
+    with pytest.raises(CaseError, match="check.repeat is not available for a program"):
+        load_case_file(_write_case(tmp_path, PROGRAM + "check: {repeat: 3}\n"), tmp_path)

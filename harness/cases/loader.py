@@ -1054,8 +1054,24 @@ def _build_program(ctx: _Context, doc: dict, args: tuple[ArgSpec, ...]) -> Progr
     return ProgramSpec(buffers=tuple(buffers), steps=steps)
 
 
+# What the program strategy does not run: refused rather than silently skipped.
+_NOT_FOR_PROGRAMS = (("repeat", lambda v: v != 1), ("block_sweep", lambda v: True),
+                     ("activities", lambda v: True), ("nested", lambda v: True))
+
+
+def _check_program_checks(ctx: _Context, doc: dict) -> None:
+    what = "a program" if "program" in doc else "the replay protocol"
+    for key, used in _NOT_FOR_PROGRAMS:
+        if key in (doc.get("check") or {}) and used(doc["check"][key]):
+            ctx.fail(f"check.{key} is not available for {what} (its runs do not perform it)", ("check", key))
+    if doc.get("ptx"):
+        ctx.fail(f"ptx facts are not collected for {what}", ("ptx",))
+
+
 def _build_replay(ctx: _Context, doc: dict, args: tuple[ArgSpec, ...], program) -> dict | None:
     """`replay: {restore: [...]}`: names of array buffers the user restores before the reverse."""
+    if "program" in doc or "replay" in doc:
+        _check_program_checks(ctx, doc)
     if "replay" not in doc:
         return None
     names = [a.name for a in args if a.kind == "array"]
