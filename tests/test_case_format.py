@@ -127,7 +127,9 @@ def test_per_mode_expectation_reaches_each_run(tmp_path):
     ("check: {values: {primal: {out: 1.0}}}\n", "does not run primal"),
     ("check: {values: {reverse: {y: 1.0}}}\n", "'y' is not an argument"),
     ("check: {fd: false, dot: false}\n", "nothing checks"),
-    ("expect: unsupported\nvariants:\n  v:\n    engine: {fastmath: true}\n", "inherit the base case's expect"),
+    ("expect: {xfail: {reason: r}}\nvariants:\n  v:\n    engine: {fastmath: true}\n", "inherit the base case's xfail"),
+    ("expect: {forward: pass, reverse: {xfail: {reason: r}}}\nvariants:\n  v:\n    kernel: kernels/k.py:k\n",
+     "inherit the base case's xfail"),
 ])
 def test_second_edition_mistakes_are_load_errors(tmp_path, extra, message):
     from harness.errors import CaseError
