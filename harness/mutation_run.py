@@ -98,10 +98,10 @@ def worker(name: str, backend: str, case_files: list[str], out: Path, root: Path
     from .mutations import get_mutant, interleaved_threads
     from .runner import Runner
     runs = collect_runs([root / f for f in case_files], root, backend)
-    planted = contextlib.nullcontext() if name == BASELINE else get_mutant(name)()
+    seams = None if name == BASELINE else get_mutant(name).seams()
     threads = interleaved_threads(interval) if backend == "sim" and interval > 0 else contextlib.nullcontext()
-    with open(out, "w") as f, threads, planted:
-        runner = Runner(root, backend)        # fresh engines: plans are built under the mutant
+    with open(out, "w") as f, threads:
+        runner = Runner(root, backend, seams=seams)    # its engines are built with the mutant's seams
         for run in runs:
             f.write(json.dumps({"event": "start", "run_id": run.run_id}) + "\n")
             f.flush()

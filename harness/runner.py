@@ -19,6 +19,7 @@ import numpy as np
 from .backends import get_backend, run_timeout_from_env
 from .cases.expand import apply_dtype
 from .engine.launch import Engine, EngineOptions, LaunchConfig
+from .engine.seams import default_seams
 from .engines import version as engine_version
 from .engines.expectations import judge_engine_refusal
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
@@ -63,11 +64,15 @@ def time_limit(seconds: float, what: str):
 
 
 class Runner:
-    def __init__(self, root: Path, backend_name: str | None = None, timeout_s: float | None = None):
+    def __init__(self, root: Path, backend_name: str | None = None, timeout_s: float | None = None,
+                 seams=None):
+        """`seams`: the engine parts every engine of this runner is built with (harness/engine/seams.py;
+        the mutation self-test passes a mutant's), the defaults when None."""
         self.root = Path(root)
         self.timeout_s = run_timeout_from_env() if timeout_s is None else timeout_s
         self.backend = get_backend(backend_name)
         self._engines: dict[tuple, Engine] = {}
+        self.seams = seams
 
     def engine(self, options: dict, name: str = "bundled"):
         """The engine that runs a case (harness/engines): the bundled one with the case's options,
@@ -75,7 +80,8 @@ class Runner:
         key = (name,) + tuple(sorted(options.items()))
         if key not in self._engines:
             if name == "bundled":
-                self._engines[key] = Engine(self.backend, EngineOptions.from_dict(options))
+                seams = self.seams or default_seams()
+                self._engines[key] = Engine(self.backend, EngineOptions.from_dict(options, seams.option_defaults), seams)
             else:
                 from .engines import create
                 self._engines[key] = create(name, self.backend)

@@ -459,20 +459,22 @@ class Analysis:
     owned: set[str] = field(default_factory=set)   # adjoints updated without atomics (reverse)
 
 
-def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: str) -> Analysis:
+def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: str, seams=None) -> Analysis:
     """The one analysis pipeline, for kernels launched from the host and for functions that
     device-side `autodiff` differentiates alike: activities of kernel-allocated arrays, taped
     loads, activity, the Const-array check, ownership, and (reverse only: the forward kernel reads
     each value with its tangent, so it is as well defined as the primal) the cross-thread
-    write-after-read check."""
+    write-after-read check. `seams` (harness/engine/seams.py) may replace the ownership and taping
+    analyses."""
+    owned_of = seams.owned_arrays if seams is not None else owned_arrays
     activity = dict(activity)
     for arr in ir.local_arrays:           # kernel-allocated float arrays carry derivatives
         activity[arr.name] = "duplicated" if np.issubdtype(np.dtype(arr.dtype), np.floating) else "const"
     if mode == "reverse":
-        mark_taped_loads(ir)
+        (seams.mark_taped_loads if seams is not None else mark_taped_loads)(ir)
     varied = varied_values(ir, activity)
     check_const_arrays(ir, activity, varied)
-    owned = owned_arrays(ir, launch)
+    owned = owned_of(ir, launch)
     if mode == "reverse":
         check_cross_thread_war(ir, launch, owned)
     return Analysis(activity, varied, owned if mode == "reverse" else set())

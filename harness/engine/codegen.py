@@ -37,8 +37,11 @@ class Signature:
 
 
 class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, UniformEmitter):
-    def __init__(self, ir: KernelIR, sig: Signature, varied: set[str]):
+    def __init__(self, ir: KernelIR, sig: Signature, varied: set[str], *, emitters: dict | None = None,
+                 rules: dict | None = None):
         self.ir, self.sig, self.varied = ir, sig, varied
+        self.emitters = ADJOINT_EMITTERS if emitters is None else emitters
+        self.rules = rules                    # None: rules.PARTIALS
         self.lines: list[str] = []
         self.depth = 1
         self.nested_names: dict = {}
@@ -209,7 +212,7 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, Un
         for k, a in enumerate(e.args):
             if not self.is_varied(a):
                 continue
-            p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target), e.partials)
+            p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target), e.partials, rules=self.rules)
             da = self.d(a, lane)
             terms.append(da if p == f"{self.ftype(s.target)}(1.0)" else
                          f"-{da}" if p == f"-{self.ftype(s.target)}(1.0)" else f"({p}) * {da}")
@@ -256,20 +259,8 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, Un
 
 
     def accumulate_array(self, array: str, lane: int, index, value: str):
-        """shadow[index] += value; atomic unless every access to `array` is this thread's own."""
-        shadow = self.d(array, lane)
-        slot = self.slot_register(array, index, lane)
-        if slot is not None:
-            self.line(f"{slot} += {value}")
-        elif array in self.sig.owned:
-            early = self.prefetched.pop(shadow, None)
-            if early is not None:
-                self.line(f"{shadow}[{index_text(index)}] = {early} + {value}")
-            else:
-                self.line(f"{shadow}[{index_text(index)}] += {value}")
-        else:
-            self.line(f"cuda.atomic.add({shadow}, {self.atomic_index(index)}, {value})")
-
+        """shadow[index] += value (the 'accumulate' emitter)."""
+        self.emitters["accumulate"](self, array, lane, index, value)
 
     def reverse(self, stmts):
         saved = self.prefetched
@@ -281,46 +272,9 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, Un
 
     def _reverse(self, stmts):
         for s in reversed(stmts):
-            if isinstance(s, Loop):
-                self.reverse_loop(s)
-            elif isinstance(s, Barrier):
-                self.line("cuda.syncthreads()" + self.comment_line(s.line) + " (mirrored)")
-            elif self.is_extremum(s):
-                self.extremum_adjoint(s)
-            elif isinstance(s, Atomic):
-                if s.array in self.diff_arrays and self.is_varied(s.value):
-                    sign = "+" if s.op == "add" else "-"
-                    for j in self.lanes():     # the adjoint of an accumulation is a gather
-                        self.line(f"{self.d(s.value, j)} {sign}= {self.d(s.array, j)}[{index_text(s.index)}]")
-            elif isinstance(s, Assign) and s.target in self.varied and s.expr.__class__ is Prim \
-                    and s.expr.op in SHUFFLES:
-                for j in self.lanes():
-                    self.reverse_shuffle(s, j)
-            elif isinstance(s, If):
-                self.emit_if(s, lambda: (self.reverse_phis(s.phis, 1), self.reverse(s.body)),
-                             lambda: (self.reverse_phis(s.phis, 2), self.reverse(s.orelse)))
-            elif isinstance(s, Store) and s.array in self.diff_arrays:
-                for j in self.lanes():
-                    shadow = f"{self.d(s.array, j)}[{index_text(s.index)}]"
-                    early = self.prefetched.pop(self.d(s.array, j), None)
-                    if self.is_varied(s.value):
-                        self.line(f"{self.d(s.value, j)} += {early or shadow}")
-                    self.line(f"{shadow} = 0")   # the overwritten element's cotangent is consumed
-            elif isinstance(s, Assign) and s.target in self.varied:
-                e = s.expr
-                for j in self.lanes():
-                    dt = self.d(s.target, j)
-                    if isinstance(e, Load):
-                        self.accumulate_array(e.array, j, e.index, dt)
-                        continue
-                    for k, a in enumerate(e.args):
-                        if not self.is_varied(a):
-                            continue
-                        p = partial_text(e.op, k, e.args, s.target, self.ftype(s.target), e.partials)
-                        one = f"{self.ftype(s.target)}(1.0)"
-                        term = dt if p == one else (f"-{dt}" if p == f"-{one}" else f"{dt} * ({p})")
-                        self.line(f"{self.d(a, j)} += {term}")
-
+            kind = statement_kind(self, s)
+            if kind is not None:
+                self.emitters[kind](self, s)
 
     def reverse_phis(self, phis, side: int):
         for phi in phis:
@@ -330,12 +284,144 @@ class Emitter(LoopEmitter, ParallelEmitter, PrefetchEmitter, ExtremumEmitter, Un
                     self.line(f"{self.d(src, j)} += {self.d(target, j)}")
 
 
+# ----------------------------------------------------------------------------- adjoint emitters
+# The reverse sweep emits each statement's adjoint with the emitter registered for its kind
+# (statement_kind); a few shared steps are emitters too. ADJOINT_EMITTERS is the default registry;
+# an engine takes another through its Seams (harness/engine/seams.py), which is how the mutation
+# self-test plants a bug.
+
+def statement_kind(em, s) -> str | None:
+    """The adjoint emitter a statement of the reverse sweep needs (None: it has no adjoint)."""
+    if isinstance(s, Loop):
+        return "loop"
+    if isinstance(s, Barrier):
+        return "barrier"
+    if em.is_extremum(s):
+        return "extremum"
+    if isinstance(s, Atomic):
+        return "atomic"
+    if isinstance(s, Assign) and s.target in em.varied and s.expr.__class__ is Prim and s.expr.op in SHUFFLES:
+        return "shuffle"
+    if isinstance(s, If):
+        return "if"
+    if isinstance(s, Store) and s.array in em.diff_arrays:
+        return "store"
+    if isinstance(s, Assign) and s.target in em.varied:
+        return "load" if isinstance(s.expr, Load) else "assign"
+    return None
+
+
+def adjoint_loop(em, s: Loop):
+    em.reverse_loop(s)
+
+
+def adjoint_barrier(em, s: Barrier):
+    em.line("cuda.syncthreads()" + em.comment_line(s.line) + " (mirrored)")
+
+
+def adjoint_extremum(em, s):
+    em.extremum_adjoint(s)
+
+
+def adjoint_atomic(em, s: Atomic):
+    """The adjoint of an accumulation is a gather."""
+    if s.array in em.diff_arrays and em.is_varied(s.value):
+        sign = "+" if s.op == "add" else "-"
+        for j in em.lanes():
+            em.line(f"{em.d(s.value, j)} {sign}= {em.d(s.array, j)}[{index_text(s.index)}]")
+
+
+def adjoint_shuffle(em, s: Assign, opposite: dict | None = None):
+    for j in em.lanes():
+        em.reverse_shuffle(s, j, **({"opposite": opposite} if opposite is not None else {}))
+
+
+def adjoint_if(em, s: If):
+    em.emit_if(s, lambda: (em.reverse_phis(s.phis, 1), em.reverse(s.body)),
+               lambda: (em.reverse_phis(s.phis, 2), em.reverse(s.orelse)))
+
+
+def adjoint_store(em, s: Store, consume: bool = True):
+    for j in em.lanes():
+        shadow = f"{em.d(s.array, j)}[{index_text(s.index)}]"
+        early = em.prefetched.pop(em.d(s.array, j), None)
+        if em.is_varied(s.value):
+            em.line(f"{em.d(s.value, j)} += {early or shadow}")
+        if consume:
+            em.line(f"{shadow} = 0")       # the overwritten element's cotangent is consumed
+
+
+def adjoint_load(em, s: Assign):
+    e = s.expr
+    for j in em.lanes():
+        em.accumulate_array(e.array, j, e.index, em.d(s.target, j))
+
+
+def adjoint_assign(em, s: Assign, update: str = "+="):
+    """A primitive: each varied operand's adjoint gets dr times its partial (`update` is how)."""
+    e = s.expr
+    for j in em.lanes():
+        dt = em.d(s.target, j)
+        for k, a in enumerate(e.args):
+            if not em.is_varied(a):
+                continue
+            p = partial_text(e.op, k, e.args, s.target, em.ftype(s.target), e.partials, rules=em.rules)
+            one = f"{em.ftype(s.target)}(1.0)"
+            term = dt if p == one else (f"-{dt}" if p == f"-{one}" else f"{dt} * ({p})")
+            em.line(f"{em.d(a, j)} {update} {term}")
+
+
+def accumulate(em, array: str, lane: int, index, value: str):
+    """shadow[index] += value; atomic unless every access to `array` is this thread's own."""
+    shadow = em.d(array, lane)
+    slot = em.slot_register(array, index, lane)
+    if slot is not None:
+        em.line(f"{slot} += {value}")
+    elif array in em.sig.owned:
+        early = em.prefetched.pop(shadow, None)
+        if early is not None:
+            em.line(f"{shadow}[{index_text(index)}] = {early} + {value}")
+        else:
+            em.line(f"{shadow}[{index_text(index)}] += {value}")
+    else:
+        em.line(f"cuda.atomic.add({shadow}, {em.atomic_index(index)}, {value})")
+
+
+def replay_iteration(em, s: Loop, tape_index: str):
+    """In a dynamic loop's reverse sweep: recompute one iteration's values from the tape."""
+    em.replay_block(s.header, tape_index, stores=False)
+    em.replay_block(s.body, tape_index, stores=False)
+
+
+def tape_index(em, s: Loop) -> str:
+    """The tape entry a dynamic loop's reverse sweep reads in its current iteration."""
+    return f"_r{s.id}"
+
+
+def block_sum(em, target: str, index: str, value: str) -> str:
+    """The statement adding one block's sum into an Active scalar's or a uniform read's slot."""
+    return f"cuda.atomic.add({target}, {index}, {value})"
+
+
+ADJOINT_EMITTERS = {
+    # one per statement kind of the reverse sweep
+    "loop": adjoint_loop, "barrier": adjoint_barrier, "extremum": adjoint_extremum, "atomic": adjoint_atomic,
+    "shuffle": adjoint_shuffle, "if": adjoint_if, "store": adjoint_store, "load": adjoint_load,
+    "assign": adjoint_assign,
+    # shared steps
+    "accumulate": accumulate, "replay-iteration": replay_iteration, "tape-index": tape_index,
+    "block-sum": block_sum,
+}
+
+
 def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, device: bool = False,
                   name: str | None = None, nested_names: dict | None = None,
-                  extrema: list | None = None) -> tuple[str, str]:
+                  extrema: list | None = None, emitters: dict | None = None,
+                  rules: dict | None = None) -> tuple[str, str]:
     """(name, `def` text) of the `mode` version of `ir`: a kernel, or a device function. Modes
-    'extrema1' and 'extrema2' are the passes that find the winners of atomic max/min."""
-    em = Emitter(ir, sig, varied)
+    'extrema1' and 'extrema2' are the passes that find the winners of atomic max/min. `emitters`
+    and `rules` replace ADJOINT_EMITTERS and the derivative rules (rules.PARTIALS)."""
+    em = Emitter(ir, sig, varied, emitters=emitters, rules=rules)
     em.nested_names = nested_names or {}
     em.extrema = {id(s): k for k, s in enumerate(extrema or [])}
     fname = name or f"{ir.name}__{mode}" + ("_dev" if device else "")
@@ -401,7 +487,7 @@ def describe(ir: KernelIR, mode: str, sig: Signature, origin: str) -> str:
             f"Batch width {sig.width}; thread-owned adjoints: {', '.join(sorted(sig.owned)) or 'none'}.")
 
 
-def generate(ir: KernelIR, mode: str, sig: Signature, varied: set[str], origin: str) -> tuple[str, str]:
-    """Return (function name, module source) of the `mode` kernel of `ir`."""
-    fname, text = function_text(ir, mode, sig, varied)
+def generate(ir: KernelIR, mode: str, sig: Signature, varied: set[str], origin: str, **seams) -> tuple[str, str]:
+    """Return (function name, module source) of the `mode` kernel of `ir` (`seams`: emitters, rules)."""
+    fname, text = function_text(ir, mode, sig, varied, **seams)
     return fname, module_text(describe(ir, mode, sig, origin), [text])

@@ -117,10 +117,10 @@ class LoopEmitter:
         self.depth += 1
         if s.kind == "for":
             self.line(f"{s.var} = {atom(s.start)} + {r} * {s.step}")
+        tape = self.emitters["tape-index"](self, s)
         for name in [reg for reg, _ in s.carried]:
-            self.line(f"{name} = {self.tape_name(name)}[{r}]")
-        self.replay_block(s.header, r, stores=False)
-        self.replay_block(s.body, r, stores=False)
+            self.line(f"{name} = {self.tape_name(name)}[{tape}]")
+        self.emitters["replay-iteration"](self, s, tape)
         carried = {reg for reg, _ in s.carried}
         local = sorted(v for v in self.varied if v in self.assigned_in(s) and v not in carried)
         for name in local:                     # body values are fresh every iteration

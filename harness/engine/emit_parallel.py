@@ -7,6 +7,10 @@ from .ir import Alloc, Assign
 from .syntax import atom, index_text
 
 
+# The shuffle that carries the adjoint of each directed shuffle: the other direction.
+OPPOSITE_SHUFFLE = {"shfl_down": "shfl_up_sync", "shfl_up": "shfl_down_sync"}
+
+
 class ParallelEmitter:
     def alloc_text(self, p, name: str) -> str:
         shape = p.shape[0] if len(p.shape) == 1 else tuple(p.shape)
@@ -44,8 +48,10 @@ class ParallelEmitter:
         idx = index_text(index)
         return idx if len(index) == 1 else f"({idx})"    # numba wants a bare index in 1-D
 
-    def reverse_shuffle(self, s: Assign, lane: int):
-        """The adjoint of a shuffle is a shuffle the other way (boundary lanes keep their own)."""
+    def reverse_shuffle(self, s: Assign, lane: int, opposite: dict | None = None):
+        """The adjoint of a shuffle is a shuffle the other way (boundary lanes keep their own);
+        `opposite` names the shuffle that carries each direction's adjoint (OPPOSITE_SHUFFLE)."""
+        opposite = OPPOSITE_SHUFFLE if opposite is None else opposite
         e = s.expr
         mask, k = atom(e.args[0]), atom(e.args[2])
         if not self.is_varied(e.args[1]):
@@ -55,10 +61,10 @@ class ParallelEmitter:
         if e.op == "shfl_xor":
             self.line(f"{dv} += cuda.shfl_xor_sync({mask}, {dt}, {k})")
         elif e.op == "shfl_down":
-            self.line(f"_u = cuda.shfl_up_sync({mask}, {dt}, {k})")
+            self.line(f"_u = cuda.{opposite['shfl_down']}({mask}, {dt}, {k})")
             self.line(f"{dv} += (_u if cuda.laneid >= {k} else {zero}) + ({dt} if cuda.laneid + {k} >= 32 else {zero})")
         elif e.op == "shfl_up":
-            self.line(f"_u = cuda.shfl_down_sync({mask}, {dt}, {k})")
+            self.line(f"_u = cuda.{opposite['shfl_up']}({mask}, {dt}, {k})")
             self.line(f"{dv} += (_u if cuda.laneid + {k} < 32 else {zero}) + ({dt} if cuda.laneid < {k} else {zero})")
         else:                                  # broadcast from lane k: lane k gathers the warp's sum
             self.line(f"_u = {dt}")
@@ -103,4 +109,4 @@ class ParallelEmitter:
             self.line("    _s = float64(0.0)")
             self.line("    for _w in range((_nthreads + 31) // 32):")
             self.line(f"        _s += _red[{cell}]")
-            self.line(f"    cuda.atomic.add({target}, {index}, _s)")
+            self.line("    " + self.emitters["block-sum"](self, target, index, "_s"))

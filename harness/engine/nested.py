@@ -78,8 +78,12 @@ def nested_arrays(nested: Nested, file: str) -> tuple:
     return nested.function.__name__, f"{file}:{nested.line}", tuple(arrays)
 
 
-def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int) -> tuple[str, str, KernelIR]:
-    """The derivative of `nested.function` as a device function: (name, def text, its IR)."""
+def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int, seams=None) -> tuple[str, str, KernelIR]:
+    """The derivative of `nested.function` as a device function: (name, def text, its IR), built
+    with the engine's `seams` (harness/engine/seams.py; the defaults when None)."""
+    if seams is None:
+        from .seams import default_seams
+        seams = default_seams()
     src = parse_kernel(nested.function)
     if len(src.params) != len(nested.args):
         raise UnsupportedError(f"autodiff passes {len(nested.args)} arguments to {src.name}, "
@@ -102,7 +106,7 @@ def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int) -> 
                         if isinstance(arg.value, Lit) else kernel_forms.get(arg.value)
                         for name, arg in zip(src.params, nested.args) if not arg.is_array}
     # the host's analysis pipeline, with the kernel's launch shape: same checks, same refusals
-    info = analyze(f_ir, activity, config.shape, nested.mode)
+    info = analyze(f_ir, activity, config.shape, nested.mode, seams=seams)
     for s in extremum_atomics(f_ir, info.activity):
         raise UnsupportedError(f"cuda.atomic.{s.op} on differentiable '{s.array}' in a function differentiated "
                                "on the device: its winner is found by replaying the whole grid before the "
@@ -110,7 +114,8 @@ def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int) -> 
     varied = info.varied
     sig = Signature(activity=info.activity, owned=frozenset(info.owned))
     fname = f"{src.name}__{nested.mode}_dev{index}"
-    _, text = function_text(f_ir, nested.mode, sig, varied, device=True, name=fname)
+    _, text = function_text(f_ir, nested.mode, sig, varied, device=True, name=fname,
+                            emitters=seams.emitters, rules=seams.rules)
     # the results' types: adjoints of Active scalars (reverse) or the result's tangent (forward)
     if nested.mode == "reverse":
         actives = [p for p in params if activity[p.name] == "active"]

@@ -107,10 +107,11 @@ class _Partial(ast.NodeTransformer):
         return node
 
 
-def partial_text(op: str, k: int, args, result: str, ftype: str, partials=None) -> str:
+def partial_text(op: str, k: int, args, result: str, ftype: str, partials=None, rules=None) -> str:
+    """d op / d arg_k as source text; `rules` replaces the rule table (rules.PARTIALS)."""
     if op == "custom":                        # partials were computed by the user's rule
         return atom(partials[k - 1])
-    template = PARTIALS[op][k]
+    template = (PARTIALS if rules is None else rules)[op][k]
     names = {"r": result}
     for name, a in zip(("x", "y"), args):
         names[name] = atom(a)

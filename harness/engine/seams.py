@@ -1,0 +1,47 @@
+"""The engine's replaceable parts, passed to an Engine as one constructor argument.
+
+    Engine(backend, options, seams=default_seams().replace(emitters={"barrier": no_barrier}))
+
+- `rules`: the derivative rules, function name -> partials (rules.PARTIALS);
+- `emitters`: the reverse sweep's adjoint emitter per statement kind, and its shared steps
+  (codegen.ADJOINT_EMITTERS; codegen.statement_kind says which statement gets which);
+- `owned_arrays`, `mark_taped_loads`: the analyses that decide atomics and taping (analysis.py);
+- `option_defaults`: engine option values that replace EngineOptions' defaults (a case's own
+  `engine:` options still win).
+
+Everything else about the engine is fixed. The mutation self-test (harness/mutations.py) plants
+every bug by replacing an entry here, so a refactor that moves code cannot silently disarm it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+
+@dataclass(frozen=True)
+class Seams:
+    rules: Mapping[str, tuple[str, ...]]
+    emitters: Mapping[str, Callable]
+    owned_arrays: Callable
+    mark_taped_loads: Callable
+    option_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def replace(self, *, rules: Mapping | None = None, emitters: Mapping | None = None,
+                **fields) -> "Seams":
+        """A copy with some entries of `rules` and `emitters` replaced, and other fields set."""
+        for name, given, table in (("rules", rules, self.rules), ("emitters", emitters, self.emitters)):
+            if given:
+                unknown = set(given) - set(table)
+                if unknown:
+                    raise KeyError(f"no {name} entry {sorted(unknown)} to replace (known: {sorted(table)})")
+                fields[name] = MappingProxyType({**table, **given})
+        return replace(self, **fields)
+
+
+def default_seams() -> Seams:
+    from . import rules
+    from .analysis import mark_taped_loads, owned_arrays
+    from .codegen import ADJOINT_EMITTERS
+    return Seams(rules=MappingProxyType(rules.PARTIALS), emitters=MappingProxyType(ADJOINT_EMITTERS),
+                 owned_arrays=owned_arrays, mark_taped_loads=mark_taped_loads)
