@@ -9,6 +9,7 @@ in its own Jacobian rows and the oracles' worst entries name it.
 """
 import math
 
+import numpy as np
 from numba import cuda
 
 
@@ -377,3 +378,15 @@ def uses_predicates_and_round(out, x):
             out[i] = 0.0
         else:
             out[i] = 2.0 * v + k
+
+
+def widen_with_scratch(out, x, n):
+    """A loop whose carried `s` widens from int to float (so its body is lowered twice) and that
+    allocates a local array in that body (tests/test_pipeline.py)."""
+    i = cuda.grid(1)
+    s = 0
+    for k in range(n):
+        tmp = cuda.local.array(2, np.float64)
+        tmp[0] = x[i] * k
+        s += tmp[0]
+    out[i] = s

@@ -11,7 +11,6 @@ import ast
 import hashlib
 import os
 import re
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -43,50 +42,11 @@ def _lower(kernel, **kinds):
     return lower_kernel(parse_kernel(kernel), _params(**kinds))
 
 
-def _atom_names(atoms):
-    return [a for a in atoms if isinstance(a, str)]
-
-
 def ssa_problems(ir) -> list[str]:
-    """Every SSA rule the lowering must keep: each name assigned once (phi targets included), every
-    use dominated by its definition (branch-local values stay in their branch), phi sources defined
-    on their own side."""
-    from harness.engine.ir import Assign, If, Load, Prim, Store
-    problems, targets = [], []
-
-    def uses(e):
-        if isinstance(e, Prim):
-            return _atom_names(e.args) + _atom_names(e.partials or ())
-        if isinstance(e, Load):
-            return _atom_names(e.index)
-        return []
-
-    def visit(stmts, defined):
-        for s in stmts:
-            if isinstance(s, Assign):
-                problems.extend(f"line {s.line}: {s.target} uses undefined {u}" for u in uses(s.expr) if u not in defined)
-                targets.append(s.target)
-                defined.add(s.target)
-            elif isinstance(s, Store):
-                problems.extend(f"line {s.line}: store to {s.array} uses undefined {u}"
-                                for u in _atom_names(s.index) + _atom_names([s.value]) if u not in defined)
-            elif isinstance(s, If):
-                if isinstance(s.cond, str) and s.cond not in defined:
-                    problems.append(f"line {s.line}: if-condition {s.cond} undefined")
-                then_defs = visit(s.body, set(defined))
-                else_defs = visit(s.orelse, set(defined))
-                for target, a, b in s.phis:
-                    if isinstance(a, str) and a not in then_defs:
-                        problems.append(f"line {s.line}: phi {target} <- {a} not defined in the then-branch")
-                    if isinstance(b, str) and b not in else_defs:
-                        problems.append(f"line {s.line}: phi {target} <- {b} not defined in the else-branch")
-                    targets.append(target)
-                    defined.add(target)
-        return defined
-
-    visit(ir.body, {p.name for p in ir.params if p.kind == "scalar"})
-    problems += [f"{name} assigned {n} times" for name, n in Counter(targets).items() if n > 1]
-    return problems
+    """The engine's IR verifier (harness/engine/verify.py), which the pipeline runs between passes
+    in debug runs."""
+    from harness.engine.verify import ssa_problems as problems
+    return problems(ir)
 
 
 def _array(backend, shape, fill=0.0):

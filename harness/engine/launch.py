@@ -16,17 +16,18 @@ import numpy as np
 from ..core.records import MODES
 from ..core.target import default_backend
 from ..core.errors import KernelFaultError, UnsupportedError
-from .analysis import LaunchShape, analyze, extremum_atomics
+from .analysis import LaunchShape
 from .cache import load_function, write_module
 from .memory import argument_buffers, check_arguments, check_nested_aliasing
-from .codegen import Signature, describe, function_text, generate, module_text
+from .codegen import Signature, function_text, module_text
 from .emit_uniform import SPREAD, slot_count
 from .nested import (check_inherits, host_config, nested_arrays, nested_function, record_inlined_calls,
                      uses_autodiff)
 from .frontend import parse_kernel, python_function
-from .ir import Assign, Load, Loop, Param, file_of, walk
+from .ir import Loop, Param, file_of, walk
 from .jobs import CompilerJob
 from .normalize import lower_kernel
+from .pipeline import PassState, run_passes, verify_by_default
 from .seams import Seams, default_seams
 from .signature import ArgInfo, classify
 
@@ -149,9 +150,12 @@ def derivative_arg_types(infos: list[ArgInfo], mode: str, width: int) -> list:
 
 
 class Engine:
-    def __init__(self, backend=None, options: EngineOptions | None = None, seams: Seams | None = None):
+    def __init__(self, backend=None, options: EngineOptions | None = None, seams: Seams | None = None,
+                 verify_ir: bool | None = None):
         """`seams`: the replaceable parts (rules, adjoint emitters, analyses, option defaults;
-        harness/engine/seams.py), default_seams() when not given."""
+        harness/engine/seams.py), default_seams() when not given. `verify_ir`: run the IR verifier
+        after every pass (pipeline.py; default: the HARNESS_VERIFY_IR environment variable)."""
+        self.verify_ir = verify_by_default() if verify_ir is None else verify_ir
         self.backend = backend or default_backend()
         self.seams = seams or default_seams()
         self.options = options or EngineOptions.from_dict(None, self.seams.option_defaults)
@@ -256,26 +260,10 @@ class Engine:
             sig = tuple(_numba_type(i) for i in infos)
             compiled = self.backend.compile(fn, sig, target)
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
-        ir = lower_kernel(src, params)
-        record_inlined_calls(job, ir)
-        info = analyze(ir, {i.name: i.activity for i in infos}, config.shape, mode, seams=self.seams)
-        activity, varied = info.activity, info.varied
-        loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
-        width = max(i.width for i in infos)
-        sig = Signature(activity=activity, width=width,
-                        owned=frozenset(info.owned),
-                        skip_store=frozenset(i.name for i in infos
-                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
-                        tape_size=self.options.tape_size)
-        origin = f"{src.file}:{src.tree.lineno}"
-        extrema = extremum_atomics(ir, activity)
-        if extrema:                           # atomic max/min: passes that find each winner first
-            texts = [function_text(ir, m, sig, varied, extrema=extrema, **self._emit)
-                     for m in ("extrema1", "extrema2", mode)]
-            fname = texts[-1][0]
-            source = module_text(describe(ir, mode, sig, origin), [t for _, t in texts])
-        else:
-            fname, source = generate(ir, mode, sig, varied, origin, **self._emit)
+        st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options.tape_size),
+                        verify_ir=self.verify_ir)
+        ir, activity, sig, extrema, fname, source = st.ir, st.activity, st.sig, st.extrema, st.fname, st.source
+        width = sig.width
         path = write_module(f"{fn.__name__}__{mode}", source)
         job.source = str(path)
         gen_fn = load_function(path, fname)

@@ -116,13 +116,16 @@ class LoopLowering:
         self.line = line
 
     def snapshot(self):
+        """Everything lowering a loop body changes, so that the body can be lowered again (a loop
+        whose carried types widen); tests/test_pipeline.py checks no attribute is left out."""
         return (dict(self.env), dict(self.versions), set(self.taken), self.ntemp, dict(self.types),
-                set(self.temps),
-                len(self.calls), len(self.nested), set(self.nodiff), self.nloops, self.njumps)
+                set(self.temps), len(self.calls), len(self.nested), set(self.nodiff), self.nloops, self.njumps,
+                len(self.local_arrays), dict(self.params), dict(self.arrays))
 
     def restore(self, snap):
         (self.env, self.versions, self.taken, self.ntemp, self.types, self.temps, ncalls, nnested, self.nodiff,
-         self.nloops, self.njumps) = snap
+         self.nloops, self.njumps, nlocal, self.params, self.arrays) = snap
         del self.calls[ncalls:]
         del self.nested[nnested:]
+        del self.local_arrays[nlocal:]
 
