@@ -1,0 +1,170 @@
+"""Docs that cannot drift: every table of options, keys, states, facts and mutants in docs/ is
+checked against the code it describes, and every `module.py: name` reference against the module.
+
+The checker is generic (`table_keys`): a new table gets one line here. Owners: the case-key and
+engine-option tables follow harness/cases/schema.json (the case format's single definition), the
+rule list in docs/engine.md follows harness/engine/rules.py.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def section(doc: str, heading: str) -> str:
+    """The text under a markdown heading (up to the next heading of the same or a higher level)."""
+    text = (DOCS / doc).read_text()
+    m = re.search(rf"^(#+) {re.escape(heading)}\s*$", text, re.M)
+    assert m, f"no heading '{heading}' in docs/{doc}"
+    level = len(m.group(1))
+    rest = text[m.end():]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
+def table_keys(doc: str, heading: str, column: int = 0, index: int = 0) -> list[str]:
+    """The first column (backticks stripped) of the `index`-th table under `heading`."""
+    tables, rows = [], []
+    for line in section(doc, heading).splitlines():
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            tables.append(rows)
+            rows = []
+    if rows:
+        tables.append(rows)
+    assert len(tables) > index, f"no table {index} under '{heading}' in docs/{doc}"
+    keys = []
+    for row in tables[index][2:]:              # after the header and separator rows
+        keys += [k.strip().strip("`") for k in row[column].split(",")]   # `a`, `b`: one row, two keys
+    return keys
+
+
+def _schema() -> dict:
+    return json.loads((ROOT / "harness" / "cases" / "schema.json").read_text())
+
+
+def _props(name: str) -> list[str]:
+    schema = _schema()
+    node = schema["$defs"].get(name, schema["properties"].get(name, {}))
+    return list(node.get("properties", {}))
+
+
+# ----------------------------------------------------------------------------- case format
+
+def test_top_level_case_keys_match_the_schema():
+    assert table_keys("case-format.md", "Top-level keys") == list(_schema()["properties"])
+
+
+def test_engine_option_table_matches_the_schema_and_the_engine():
+    from harness.engine.launch import EngineOptions
+    documented = table_keys("case-format.md", "engine")
+    assert documented == _props("engine")
+    fields = {f.name for f in dataclasses.fields(EngineOptions)}
+    assert set(documented) <= fields, "the schema accepts an option the engine does not have"
+
+
+def test_check_table_matches_the_schema():
+    documented = [k for k in table_keys("case-format.md", "check") if "." not in k]
+    assert documented == _props("check")
+
+
+def test_launch_table_matches_the_schema():
+    assert table_keys("case-format.md", "launch") == _props("launch")
+
+
+# ----------------------------------------------------------------------------- results and report
+
+def test_run_record_fields_match_the_outcome():
+    from harness.model import Outcome
+    documented = [k for k in table_keys("report.md", "Run lines") if k != "type"]
+    fields = [f.name for f in dataclasses.fields(Outcome)]
+    assert [k for k in documented if k in fields] == fields
+    assert set(documented) - set(fields) <= {"session"}      # added by the session's results writer
+
+
+def test_documented_states_are_the_policys():
+    from harness.policy import STATES
+    row = next(line for line in section("report.md", "Run lines").splitlines() if line.startswith("| `state`"))
+    assert re.findall(r"`([A-Z]+)`", row.split("|")[2]) == list(STATES)
+
+
+def _ptx_fact_names() -> set[str]:
+    tree = ast.parse((ROOT / "harness" / "backends" / "ptx.py").read_text())
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "ptx_facts")
+    return {k.value for n in ast.walk(fn) if isinstance(n, ast.Dict) for k in n.keys if isinstance(k, ast.Constant)}
+
+
+def test_ptx_record_example_uses_real_fact_names_and_kernel_keys():
+    row = next(line for line in section("report.md", "Run lines").splitlines() if line.startswith("| `ptx`"))
+    example = json.loads(re.search(r"e\.g\. `(\{.*\})`", row).group(1))
+    for kernel, facts in example.items():
+        assert re.fullmatch(r"\w+__(primal|forward|reverse)", kernel), kernel   # as runs key them
+        assert set(facts) <= _ptx_fact_names()
+
+
+def _timing_keys() -> set[str]:
+    keys = set()
+    for path in (ROOT / "harness").rglob("*.py"):
+        text = path.read_text()
+        keys |= set(re.findall(r'timed\("(\w+)"\)', text)) | set(re.findall(r'timings\["(\w+)"\] =', text))
+    return keys
+
+
+def test_timings_example_uses_keys_the_runs_record():
+    row = next(line for line in section("report.md", "Run lines").splitlines() if line.startswith("| `timings`"))
+    example = json.loads(re.search(r"e\.g\. `(\{.*\})`", row).group(1))
+    assert set(example) <= _timing_keys()
+
+
+# ----------------------------------------------------------------------------- mutants, rules, modules
+
+def test_mutant_table_lists_every_mutant():
+    from harness.mutations import MUTANTS
+    assert table_keys("mutations.md", "The mutants") == [m.name for m in MUTANTS]
+
+
+def _defined(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            names.add(n.name)
+        elif isinstance(n, ast.Assign):
+            names |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+    return names
+
+
+REFERENCE = re.compile(r"`((?:harness/)?[\w/]+\.py)(?::\s*|`?,? `?)?(\w+)?`?")
+
+
+@pytest.mark.parametrize("doc", sorted(p.name for p in DOCS.glob("*.md")))
+def test_module_references_exist(doc):
+    """`engine/codegen.py: hoist_prefetch`, `harness/results.py`: the file exists (relative to the
+    project or to harness/), and a name given after a colon is defined in it."""
+    text = (DOCS / doc).read_text()
+    problems = []
+    for m in re.finditer(r"`((?:harness/|engine/|tests/|kernels/|benchmarks/)?[\w/.-]+\.py)(?::\s*(\w+))?`", text):
+        rel, name = m.group(1), m.group(2)
+        if rel.startswith(".") or "path/to" in rel or len(Path(rel).stem) == 1:
+            continue                          # an example path, not a reference
+        candidates = [ROOT / rel, ROOT / "harness" / rel]
+        path = next((c for c in candidates if c.exists()), None)
+        if path is None:
+            if "/" in rel or (ROOT / "harness" / "engine" / rel).exists():
+                path = ROOT / "harness" / "engine" / rel if (ROOT / "harness" / "engine" / rel).exists() else None
+            else:
+                continue                      # a bare file name of a user's kernel, an example
+        if path is None:
+            problems.append(f"{rel} does not exist")
+        elif name and name not in _defined(path):
+            problems.append(f"{rel} defines no {name}")
+    assert problems == []
