@@ -186,15 +186,15 @@ class RunFailure(Exception):
         super().__init__(outcome.message)
 
 
-_runner = None
+_SESSION = pytest.StashKey["object"]()     # this pytest session's harness.session.Session
 
 
-def _get_runner(config):
-    global _runner
-    if _runner is None:
-        from .runner import Runner
-        _runner = Runner(Path(config.rootpath), config.harness_backend)
-    return _runner
+def _get_session(config):
+    """The session's backend, engines and caches, created with the first run (harness/session.py)."""
+    if _SESSION not in config.stash:
+        from .session import Session
+        config.stash[_SESSION] = Session(Path(config.rootpath), config.harness_backend)
+    return config.stash[_SESSION]
 
 
 class RunItem(pytest.Item):
@@ -203,7 +203,7 @@ class RunItem(pytest.Item):
         self.run = run
 
     def runtest(self):
-        outcome = _get_runner(self.config).execute(self.run)
+        outcome = _get_session(self.config).execute(self.run)
         self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
         from .policy import pytest_result
         shown = pytest_result(outcome.state, self.run.case.expect.strict)
@@ -229,7 +229,8 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     # After a device fault the context is unusable: an xdist worker leaves once this run's report
     # is sent, and the controller starts a fresh one for the remaining runs.
-    if _runner is not None and _runner.backend.poisoned and not _is_controller(item.config):
+    session = item.config.stash.get(_SESSION, None)
+    if session is not None and session.backend.poisoned and not _is_controller(item.config):
         os._exit(70)
 
 

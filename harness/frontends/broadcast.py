@@ -31,6 +31,7 @@ from __future__ import annotations
 import inspect
 import math
 import types as pytypes
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -285,18 +286,19 @@ def _kernel_value(info):
 
 # ----------------------------------------------------------------------------- the functional API
 
-_launchers: dict[tuple, BroadcastLauncher] = {}
+# Launchers per engine (dropped with it): their generated kernels and plans are the engine's.
+_launchers: "weakref.WeakKeyDictionary[Engine, dict]" = weakref.WeakKeyDictionary()
 
 
 def launcher_for(engine: Engine | None = None, style: str = "broadcast",
                  names: list[str] | tuple[str, ...] | None = None) -> BroadcastLauncher:
     """A launcher per (engine, style, names), so generated kernels and plans are reused."""
     engine = engine or default_engine()
-    key = (id(engine), style, tuple(names) if names else None)
-    hit = _launchers.get(key)
-    if hit is None or hit.engine is not engine:
-        hit = _launchers[key] = BroadcastLauncher(engine, style, names)
-    return hit
+    key = (style, tuple(names) if names else None)
+    launchers = _launchers.setdefault(engine, {})
+    if key not in launchers:
+        launchers[key] = BroadcastLauncher(engine, style, names)
+    return launchers[key]
 
 
 def broadcast(f, *args, engine: Engine | None = None, dtype=None, names=None, block: int = 128):
