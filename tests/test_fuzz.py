@@ -70,3 +70,27 @@ def test_bounded_fuzz_finds_nothing(chunk, tmp_path, launching_backend, request)
     tally = run_seeds(range(chunk * per, (chunk + 1) * per), tmp_path / "work", tmp_path / "findings")
     assert tally.kernels == per and tally.runs == 2 * per
     assert not tally.findings, tally.summary()
+
+
+def test_any_seed_gives_a_kernel_and_a_valid_case():
+    """Property (hypothesis): whatever the seed, the kernel parses, names exactly the case's
+    arguments in order, and the case document passes the case loader (schema and semantics)."""
+    import tempfile
+    from pathlib import Path
+
+    from hypothesis import given, settings, strategies as st
+
+    from harness.cases import load_case_file
+    from harness.fuzz.campaign import write_kernel
+
+    @settings(max_examples=40, deadline=None, derandomize=True)
+    @given(st.integers(min_value=0, max_value=2 ** 40))
+    def check(seed):
+        fk = generate(seed)
+        tree = ast.parse(fk.source)
+        kernel = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "kernel")
+        assert [a.arg for a in kernel.args.args] == list(fk.args)
+        with tempfile.TemporaryDirectory() as tmp:
+            [case, *_] = load_case_file(write_kernel(Path(tmp), fk, f"fz_{seed}"), Path(tmp))
+            assert [a.name for a in case.args] == list(fk.args)
+    check()
