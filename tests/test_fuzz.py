@@ -94,3 +94,31 @@ def test_any_seed_gives_a_kernel_and_a_valid_case():
             [case, *_] = load_case_file(write_kernel(Path(tmp), fk, f"fz_{seed}"), Path(tmp))
             assert [a.name for a in case.args] == list(fk.args)
     check()
+
+
+def test_a_planted_wrong_rule_is_found_and_saved(tmp_path, launching_backend, monkeypatch):
+    """The fuzzer can fail: with sin's rule negated, a kernel calling sin is a finding in both modes,
+    saved as a case plus kernel file that the case loader accepts."""
+    if launching_backend.name != "sim":
+        pytest.skip("the fuzzer runs on the simulator")
+    from pathlib import Path
+
+    from harness.cases import load_case_file
+    from harness.engine import rules
+    from harness.fuzz import campaign
+    from harness.fuzz.grammar import FuzzKernel
+
+    source = ("import math\n\nfrom numba import cuda\n\n\ndef kernel(out, x):\n    i = cuda.grid(1)\n"
+              "    if i < out.shape[0]:\n        out[i] = math.sin(x[i]) + 0.5 * x[i]\n")
+    arr = (lambda init: {"array": {"shape": [8], "dtype": "float64", "init": init}, "activity": "duplicated"})
+    planted = FuzzKernel(7, source, {"out": arr("zeros"), "x": arr("normal")}, {"threads": 8, "block": 8},
+                         ["float64"], ["rule"])
+    monkeypatch.setattr(campaign, "generate", lambda seed: planted)
+    monkeypatch.setitem(rules.PARTIALS, "sin", ("-cos(x)",))
+    tally = campaign.run_seeds([7], tmp_path / "work", tmp_path / "findings")
+    assert (tally.runs, tally.passes) == (2, 0)
+    assert sorted((f[1], f[2]) for f in tally.findings) == [("forward", "wrong-gradient"), ("reverse", "wrong-gradient")]
+    saved = Path(tally.findings[0][4])
+    assert saved.name == "fuzz-7-wrong-gradient.yaml" and (saved.parent.parent / "kernels" / "fuzz-7-wrong-gradient.py").exists()
+    [case] = load_case_file(saved, saved.parent.parent)
+    assert "fd-" in case.description and case.seed == 7
