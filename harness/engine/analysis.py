@@ -437,6 +437,10 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
         refuse("its winner is found by replaying the kernel, which is not done for kernels with dynamic loops")
     if atomic.array in loaded or atomic.array in stored:
         refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
+    others = sorted({s.op for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array} - {atomic.op})
+    if others:     # add then min differs from min then add: the final value depends on thread order
+        refuse(f"the kernel also applies atomic {', '.join(others)} to it, so its final value depends on the "
+               "order in which threads arrive")
     both = sorted((loaded & stored) & params)
     if both:
         refuse(f"the kernel reads arrays it writes ({', '.join(both)}), so a replay cannot see the values "

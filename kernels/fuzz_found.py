@@ -1,0 +1,13 @@
+"""Kernels of the defects the kernel fuzzer (harness fuzz, docs/fuzz.md) found, reduced by hand."""
+from numba import cuda
+
+
+def atomic_add_and_min(acc, x, y, idx):
+    """Campaign seed 175: atomic add and atomic min on the same elements of a differentiable array.
+    The final value depends on the order in which threads arrive (add then min differs from min
+    then add), so no winner exists: forward mode gave acc[0] / y[0] = 1 where finite differences
+    give 0, and the reverse launch hung on the simulator. Now refused at the atomic's line."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        cuda.atomic.add(acc, idx[i] % 3, y[i])
+        cuda.atomic.min(acc, idx[i] % 3, 0.01 * x[i])
