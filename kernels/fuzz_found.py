@@ -11,3 +11,14 @@ def atomic_add_and_min(acc, x, y, idx):
     if i < x.shape[0]:
         cuda.atomic.add(acc, idx[i] % 3, y[i])
         cuda.atomic.min(acc, idx[i] % 3, 0.01 * x[i])
+
+
+def atomic_min_with_old_value(out, x, acc, cnt):
+    """Campaign seed 218: an atomic's old value (a per-thread ticket) beside an atomic min on a
+    differentiable array. The passes that find the min's winner replay the kernel without its
+    atomics, so the old value was undefined there: NameError in both modes. Now refused."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        ticket = cuda.atomic.add(cnt, i, 1)
+        cuda.atomic.min(acc, i % 3, 1.88 + x[i])
+        out[i] = x[i] * (ticket + 1)

@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -437,6 +439,11 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
         refuse("its winner is found by replaying the kernel, which is not done for kernels with dynamic loops")
     if atomic.array in loaded or atomic.array in stored:
         refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
+    referenced = _referenced(ir.body)
+    olds = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.target in referenced]
+    if olds:       # the replay passes skip atomics, so an old value would be undefined there
+        refuse(f"the kernel uses the old value of the atomic at line {olds[0].line}, which the replay that finds "
+               "the winner cannot reproduce")
     others = sorted({s.op for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array} - {atomic.op})
     if others:     # add then min differs from min then add: the final value depends on thread order
         refuse(f"the kernel also applies atomic {', '.join(others)} to it, so its final value depends on the "
@@ -445,6 +452,24 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
     if both:
         refuse(f"the kernel reads arrays it writes ({', '.join(both)}), so a replay cannot see the values "
                "the atomic saw")
+
+
+def _referenced(node) -> set[str]:
+    """Every name a statement list reads (operands, indices, conditions, loop registers)."""
+    out: set[str] = set()
+
+    def visit(v):
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        elif dataclasses.is_dataclass(v):
+            for f in dataclasses.fields(v):
+                if f.name not in ("target", "array", "op", "line", "name", "file"):
+                    visit(getattr(v, f.name))
+    visit(node)
+    return out
 
 
 def extremum_atomics(ir: KernelIR, activity: dict[str, str]) -> list[Atomic]:
