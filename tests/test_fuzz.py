@@ -47,6 +47,9 @@ def test_classify_outcomes():
     assert kind == "refusal" and why == "dynamic loop at line N"
     assert classify(_Outcome("FAIL", None, "fd-reverse: differs"))[0] == "wrong-gradient"
     assert classify(_Outcome("ZERO", None, "all zero"))[0] == "wrong-gradient"
+    smooth = "fd-forward: differs; finite differences change with the step size (444 x tol)"
+    assert classify(_Outcome("FAIL", None, smooth))[0] == "inconclusive"
+    assert classify(_Outcome("FAIL", None, smooth + "; dot: forward and reverse disagree"))[0] == "wrong-gradient"
     assert classify(_Outcome("ERROR", ErrorRecord("NameError", "x")))[0] == "crash"
     assert refusal_reason("/x/y.py:3: 'out' is read at `i + 1`") == "'_' is read at '_'"
 
@@ -68,7 +71,7 @@ def test_bounded_fuzz_finds_nothing(chunk, tmp_path, launching_backend, request)
     from harness.fuzz.campaign import run_seeds
     per = CI_SEEDS // CI_CHUNKS
     tally = run_seeds(range(chunk * per, (chunk + 1) * per), tmp_path / "work", tmp_path / "findings")
-    assert tally.kernels == per and tally.runs == 2 * per
+    assert tally.kernels == per and tally.runs >= per        # device-side autodiff kernels: one run
     assert not tally.findings, tally.summary()
 
 

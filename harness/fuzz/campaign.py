@@ -8,6 +8,8 @@ case in cases/ is (finite differences in float64, the dot test, the zero guard, 
 Each run is one of:
   pass     every oracle holds;
   refusal  a clear UnsupportedError or ActivityError (counted by reason, not a finding);
+  inconclusive  FD fails but changes with its step size (a non-smooth point) while forward and
+           reverse agree: counted and listed, not a finding;
   finding  a wrong gradient (FAIL, ZERO, NONDET) or a crash (any other error): the case and
            kernel are copied to the findings folder as fuzz-<seed>-<kind>.yaml / .py.
 """
@@ -39,6 +41,7 @@ class Tally:
     findings: list = field(default_factory=list)            # (seed, mode, kind, message, path)
     features: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    inconclusive: list = field(default_factory=list)        # (seed, mode, message): non-smooth points
 
     def merge(self, other: "Tally"):
         self.kernels += other.kernels
@@ -48,20 +51,22 @@ class Tally:
         self.findings += other.findings
         self.features.update(other.features)
         self.seconds += other.seconds
+        self.inconclusive += other.inconclusive
 
     def to_json(self) -> dict:
         return {"kernels": self.kernels, "runs": self.runs, "passes": self.passes, "refusals": dict(self.refusals),
                 "findings": [list(f) for f in self.findings], "features": dict(self.features),
-                "seconds": self.seconds}
+                "seconds": self.seconds, "inconclusive": [list(x) for x in self.inconclusive]}
 
     @staticmethod
     def from_json(d: dict) -> "Tally":
         return Tally(d["kernels"], d["runs"], d["passes"], Counter(d["refusals"]), [tuple(f) for f in d["findings"]],
-                     Counter(d["features"]), d["seconds"])
+                     Counter(d["features"]), d["seconds"], [tuple(x) for x in d.get("inconclusive", [])])
 
     def summary(self) -> str:
         lines = [f"{self.kernels} kernels, {self.runs} runs: {self.passes} pass, "
-                 f"{sum(self.refusals.values())} clear refusals, {len(self.findings)} findings "
+                 f"{sum(self.refusals.values())} clear refusals, {len(self.inconclusive)} inconclusive "
+                 f"(non-smooth point), {len(self.findings)} findings "
                  f"({self.seconds:.0f} s of runs)"]
         if self.refusals:
             lines.append("refusals by reason:")
@@ -114,9 +119,18 @@ def refusal_reason(message: str) -> str:
     return text[:110]
 
 
+# Finite differences that change with the step size mean the primal is not smooth at the point (a
+# branch, break or min/max within a step of it, most often in float32); when forward and reverse
+# mode still agree (the dot test), the run says nothing about the derivative either way.
+NON_SMOOTH = "finite differences change with the step size"
+MODES_DISAGREE = "forward and reverse disagree"
+
+
 def classify(outcome) -> tuple[str, str]:
     if outcome.state == "PASS":
         return "pass", ""
+    if outcome.state == "FAIL" and NON_SMOOTH in outcome.message and MODES_DISAGREE not in outcome.message:
+        return "inconclusive", outcome.message
     err = outcome.error
     if err is not None and err.type in REFUSALS and outcome.state == "ERROR":
         return "refusal", refusal_reason(err.message)
@@ -158,6 +172,8 @@ class Fuzzer:
                     tally.passes += 1
                 elif kind == "refusal":
                     tally.refusals[why] += 1
+                elif kind == "inconclusive":
+                    tally.inconclusive.append((seed, run.mode, why[:300]))
                 else:
                     self._save(fk, seed, kind, tally, run.mode, why)
         tally.seconds = time.time() - started
