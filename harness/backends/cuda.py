@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, TargetConfig
+from .base import Backend, TargetConfig, with_line_info
 
 
 class CudaBackend(Backend):
@@ -43,8 +43,9 @@ class CudaBackend(Backend):
     def compile(self, pyfunc, signature, config):
         # cache=True: kernels come from real files (generated ones are content-addressed), so a
         # second run of the suite loads every kernel from numba's on-disk cache
-        return self.cuda.jit(signature, fastmath=config.fastmath, debug=config.debug,
-                             opt=not config.debug, lineinfo=True, cache=True)(pyfunc)
+        return with_line_info(lambda lineinfo: self.cuda.jit(
+            signature, fastmath=config.fastmath, debug=config.debug, opt=not config.debug, lineinfo=lineinfo,
+            cache=True)(pyfunc))
 
     def launch(self, compiled, grid, block, args):
         # numba's dispatcher does not type numpy scalars; the explicit signature casts plain ones

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from .base import Backend, TargetConfig
+from .base import Backend, TargetConfig, with_line_info
 
 CC = (9, 0)
 
@@ -36,9 +36,9 @@ class PtxBackend(Backend):
         return isinstance(value, np.ndarray)
 
     def compile(self, pyfunc, signature, config):
-        ptx, _ = self.cuda.compile_ptx(pyfunc, signature, cc=config.compute_capability,
-                                       fastmath=config.fastmath, debug=config.debug,
-                                       opt=not config.debug, lineinfo=False)
+        ptx, _ = with_line_info(lambda lineinfo: self.cuda.compile_ptx(
+            pyfunc, signature, cc=config.compute_capability, fastmath=config.fastmath, debug=config.debug,
+            opt=not config.debug, lineinfo=lineinfo))
         return ptx
 
     def launch(self, compiled, grid, block, args):
