@@ -15,8 +15,8 @@ TWO_OVER_SQRTPI = 1.1283791670955126
 
 
 @cuda.jit(device=True)
-def block_sum(v):
-    """The block's sum of v (meaningful in thread 0): warp butterfly, warps' sums in shared memory."""
+def block_add(target, index, v):
+    """One atomic per block: warp butterfly, warps' sums in shared memory, thread 0 adds."""
     red = cuda.shared.array(32, float64)
     m = cuda.activemask()
     t = cuda.threadIdx.x
@@ -24,22 +24,14 @@ def block_sum(v):
         o = cuda.shfl_xor_sync(m, v, off)
         if (m >> (cuda.laneid ^ off)) & 1:
             v += o
-    cuda.syncthreads()                 # a previous call's reads of `red` are done
+    cuda.syncthreads()
     if cuda.laneid == 0:
         red[t // 32] = v
     cuda.syncthreads()
-    s = 0.0
     if t == 0:
+        s = 0.0
         for w in range((cuda.blockDim.x + 31) // 32):
             s += red[w]
-    return s
-
-
-@cuda.jit(device=True)
-def block_add(target, index, v):
-    """One atomic per block."""
-    s = block_sum(v)
-    if cuda.threadIdx.x == 0:
         cuda.atomic.add(target, index, s)
 
 
@@ -49,8 +41,21 @@ SPREAD = 64
 @cuda.jit(device=True)
 def block_spread_add(spread, slot, v):
     """A block's sum of v added to one of SPREAD copies of `slot` (chosen by block id)."""
-    s = block_sum(v)
-    if cuda.threadIdx.x == 0:
+    red = cuda.shared.array(32, float64)
+    m = cuda.activemask()
+    t = cuda.threadIdx.x
+    for off in (16, 8, 4, 2, 1):
+        o = cuda.shfl_xor_sync(m, v, off)
+        if (m >> (cuda.laneid ^ off)) & 1:
+            v += o
+    cuda.syncthreads()
+    if cuda.laneid == 0:
+        red[t // 32] = v
+    cuda.syncthreads()
+    if t == 0:
+        s = 0.0
+        for w in range((cuda.blockDim.x + 31) // 32):
+            s += red[w]
         cuda.atomic.add(spread, slot * SPREAD + cuda.blockIdx.x % SPREAD, s)
 
 
