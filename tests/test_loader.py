@@ -328,7 +328,7 @@ ERRORS = [
     ("duplicate-nested-key",
      edit("init: ones}}", "init: ones}, activity: const,\n     activity: duplicated}"),
      7, "args.x.activity", ["duplicate key 'activity'", "line 6"]),
-    ("non-string-key", BASE + "1: one\n", 8, None, ["keys must be text"]),
+    ("non-string-key", BASE + "1: one\n", 8, "1", ["keys must be text"]),
     ("yaml-syntax-error", edit("launch: {threads: 8}", "launch: {threads: 8"), 4, "launch",
      ["invalid YAML", "flow mapping", "line 3"]),
     ("yaml-bad-indent", edit("  x:", "   x:"), 6, "args", ["invalid YAML"]),

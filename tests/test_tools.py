@@ -152,8 +152,7 @@ def test_reduce_a_finding_under_a_planted_bug(project, capsys):
     from harness.runner import Runner
     from harness.tools.reduce import Signature
     run = expand_runs(load_case_file(case, project)[0], get_backend().name)[0]
-    with get_mutant("flip-sin-rule")():
-        planted = Runner(project, "sim").execute(run)
+    planted = Runner(project, "sim", seams=get_mutant("flip-sin-rule").seams()).execute(run)
     assert str(Signature.of(planted)) == "FAIL; failing fd-reverse"
     assert Runner(project, "sim").execute(run).state == "PASS"
 

@@ -115,8 +115,10 @@ class _CaseYAMLLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
+                # the offending key is named too: at the document's top level there is no other
+                named = key_node.value if isinstance(key_node.value, str) and key_node.value else "(non-text key)"
                 raise _KeyProblem(f"keys must be text; quote {key_node.value!r}",
-                                  key_node.start_mark, self.key_path)
+                                  key_node.start_mark, self.key_path + [named])
             if index >= first_own:
                 if key in own_lines:
                     raise _KeyProblem(f"duplicate key '{key}' (first given on line "

@@ -533,7 +533,7 @@ def run_reduce(args) -> int:
     with _planted(args.mutant) as planted:
         if planted is False:
             return 2
-        runner = Runner(root, args.backend, timeout_s=args.timeout)   # engines built under the mutant
+        runner = Runner(root, args.backend, timeout_s=args.timeout, seams=planted)   # engines built with the mutant
         reducer = Reducer(root, run, runner, module, case, budget=args.budget, deadline_s=args.max_seconds)
         try:
             target = reducer.start()
@@ -573,8 +573,9 @@ def run_reduce(args) -> int:
 
 @contextlib.contextmanager
 def _planted(name: str | None):
-    """The mutant's context (its public entry point, harness.mutations.get_mutant), with the
-    simulator's threads interleaved for the race mutants as the mutation campaign does."""
+    """The mutant's seams (its public entry point, harness.mutations.get_mutant; None without a
+    mutant, False for an unknown one), with the simulator's threads interleaved for the race
+    mutants as the mutation campaign does."""
     if not name:
         yield None
         return
@@ -586,5 +587,5 @@ def _planted(name: str | None):
         yield False
         return
     threads = interleaved_threads() if getattr(mutant, "race", False) else contextlib.nullcontext()
-    with threads, mutant():
-        yield True
+    with threads:
+        yield mutant.seams()           # the engine parts with the bug planted (harness/engine/seams.py)
