@@ -1,4 +1,6 @@
 """Kernels of the defects the kernel fuzzer (harness fuzz, docs/fuzz.md) found, reduced by hand."""
+import math
+
 from numba import cuda
 
 
@@ -22,3 +24,13 @@ def atomic_min_with_old_value(out, x, acc, cnt):
         ticket = cuda.atomic.add(cnt, i, 1)
         cuda.atomic.min(acc, i % 3, 1.88 + x[i])
         out[i] = x[i] * (ticket + 1)
+
+
+def two_atomic_max(acc, x, idx):
+    """Campaign seed 766, reduced: two atomic.max statements on one array (each thread competes twice)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t1 = x[i] + x[i]
+        cuda.atomic.max(acc, idx[i] % 3, t1)
+        t2 = math.pow(1.2 + x[i] * x[i], 0.98)
+        cuda.atomic.max(acc, idx[i] % 3, t2)

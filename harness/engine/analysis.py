@@ -444,6 +444,10 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
     if olds:       # the replay passes skip atomics, so an old value would be undefined there
         refuse(f"the kernel uses the old value of the atomic at line {olds[0].line}, which the replay that finds "
                "the winner cannot reproduce")
+    same = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array and s.op in ("max", "min")]
+    if len(same) > 1:  # the passes record one winning thread per element, not which of its statements won
+        refuse(f"the kernel applies atomic max/min to it in {len(same)} statements (lines "
+               f"{', '.join(str(s.line) for s in same)}); the winner is found per thread, not per statement")
     others = sorted({s.op for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array} - {atomic.op})
     if others:     # add then min differs from min then add: the final value depends on thread order
         refuse(f"the kernel also applies atomic {', '.join(others)} to it, so its final value depends on the "
