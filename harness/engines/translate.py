@@ -73,15 +73,7 @@ def unify(a, b):
 
 # ----------------------------------------------------------------------------- kernel source
 
-def python_function(kernel):
-    for attr in ("py_func", "fn", "__wrapped__"):
-        inner = getattr(kernel, attr, None)
-        if isinstance(inner, pytypes.FunctionType):
-            return inner
-    if isinstance(kernel, pytypes.FunctionType):
-        return kernel
-    raise TypeError(f"{kernel!r} is not a Python kernel function")
-
+from ..engine.frontend import python_function  # noqa: E402  (the engine's own; re-exported for adapter.py)
 
 @dataclass
 class Source:
