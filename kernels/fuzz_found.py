@@ -34,3 +34,24 @@ def two_atomic_max(acc, x, idx):
         cuda.atomic.max(acc, idx[i] % 3, t1)
         t2 = math.pow(1.2 + x[i] * x[i], 0.98)
         cuda.atomic.max(acc, idx[i] % 3, t2)
+
+
+def two_atomic_min_2d(acc, x):
+    """Sibling of two_atomic_max: min twice on one array, from a 2-D launch."""
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < x.shape[1]:
+        cuda.atomic.min(acc, (i + j) % 2, x[i, j] * x[i, j])
+        cuda.atomic.min(acc, (i + j) % 2, 0.5 * x[i, j] + 0.1)
+
+
+@cuda.jit(device=True)
+def _compete(acc, k, v):
+    cuda.atomic.max(acc, k, v)
+
+
+def two_atomic_max_via_helper(acc, x):
+    """Sibling of two_atomic_max: the second max sits in a device helper (inlined)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        cuda.atomic.max(acc, i % 2, x[i])
+        _compete(acc, i % 2, math.sin(x[i]))
