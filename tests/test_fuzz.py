@@ -125,3 +125,51 @@ def test_a_planted_wrong_rule_is_found_and_saved(tmp_path, launching_backend, mo
     assert saved.name == "fuzz-7-wrong-gradient.yaml" and (saved.parent.parent / "kernels" / "fuzz-7-wrong-gradient.py").exists()
     [case] = load_case_file(saved, saved.parent.parent)
     assert "fd-" in case.description and case.seed == 7
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc"), reason="needs /proc to find the workers")
+def test_killed_campaign_leaves_no_worker_running(tmp_path):
+    """`kill` of a `harness fuzz -j 2` campaign ends its pool workers too (they used to keep fuzzing)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "fuzz",
+                             "--count", "10000", "-j", "2", "--findings", str(tmp_path / "f")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    workers: list[int] = []
+    while time.time() < deadline and len(workers) < 2:
+        time.sleep(0.5)
+        workers = [k for k in _children(proc.pid)
+                   if b"spawn_main" in open(f"/proc/{k}/cmdline", "rb").read()]
+    assert len(workers) == 2, "the campaign did not start its two workers"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    def running(k: int) -> bool:         # a zombie has ended; it only waits for init to reap it
+        try:
+            return open(f"/proc/{k}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    deadline = time.time() + 30
+    while time.time() < deadline and any(map(running, workers)):
+        time.sleep(0.5)
+    alive = [k for k in workers if running(k)]
+    for k in alive:                      # do not leave them fuzzing beside the rest of the run
+        os.kill(k, signal.SIGKILL)
+    assert alive == [], f"workers {alive} outlived the killed campaign"

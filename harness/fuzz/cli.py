@@ -1,6 +1,7 @@
 """`harness fuzz`: generate kernels, run them on the simulator, report counts and findings."""
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -24,8 +25,23 @@ def add_fuzz_parser(subparsers) -> None:
     p.set_defaults(func=run_fuzz)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """A pool worker ends when the campaign process does (killed, interrupted): a spawned worker is
+    not a daemon of the shell, so it would otherwise keep fuzzing, unseen, beside the next campaign."""
+    import os
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(3)
+    threading.Thread(target=watch, name="fuzz-parent-watch", daemon=True).start()
+
+
 def _worker(args) -> object:
-    seeds, work, findings, log = args
+    seeds, work, findings, log, parent = args
+    if parent is not None:
+        _exit_with_parent(parent)
     from .campaign import run_seeds
     done = [0]
 
@@ -59,7 +75,8 @@ def run_fuzz(args) -> int:
     with tempfile.TemporaryDirectory(prefix="harness-fuzz-") as tmp:
         work = Path(args.work) if args.work else Path(tmp)
         jobs = min(args.jobs, len(seeds))
-        chunks = [(seeds[k::jobs], str(work), args.findings, args.log) for k in range(jobs)]
+        parent = os.getpid() if jobs > 1 else None
+        chunks = [(seeds[k::jobs], str(work), args.findings, args.log, parent) for k in range(jobs)]
         total = Tally()
         if jobs == 1:
             total = _worker(chunks[0])
