@@ -39,6 +39,12 @@ def plane(out, x, s):
         out[i, j] = s * x[j, i]
 
 
+def histogram(out, x, bins):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(out, bins[i], x[i] * x[i])
+
+
 def finding(out, x, y, c):
     i = cuda.grid(1)
     if i < out.shape[0]:
@@ -77,6 +83,10 @@ def test_new_reads_activities_from_signature_and_body(project):
                                 "kernels/mine.py:stencil", "stencil"))
     assert "{value: 1, dtype: int32}" in stencil["d"]                              # index offset
     assert "{value: 4, dtype: int32}" in stencil["steps"]                          # range() count
+
+    histogram = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "histogram")),
+                                  "kernels/mine.py:histogram", "histogram"))
+    assert "dtype: int32, init: arange}, activity: const" in histogram["bins"]     # an atomic's index
 
     plane = case_yaml(analyse(find_function(project / "kernels/mine.py", "plane")), "kernels/mine.py:plane", "plane")
     assert "launch: {threads: [16, 16], block: [8, 8]}" in plane

@@ -113,8 +113,9 @@ def analyse(fn: ast.FunctionDef) -> KernelGuess:
     roles: dict[str, set[str]] = {name: set() for name in guesses}
     scalars = {a.name for a in guess.args if a.kind == "scalar"}
     for node in ast.walk(fn):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in guesses:
-            for inner in ast.walk(node.slice):
+        index = _index_expression(node, guesses)
+        if index is not None:
+            for inner in ast.walk(index):
                 if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name) \
                         and guesses.get(inner.value.id, ArgGuess("")).kind == "array":
                     guesses[inner.value.id].integer = True
@@ -138,6 +139,17 @@ def analyse(fn: ast.FunctionDef) -> KernelGuess:
             arg.why.append({"bound": "compared with a thread index", "count": "a range() count"}
                            .get(arg.role, "used in an index"))
     return guess
+
+
+def _index_expression(node: ast.AST, guesses: dict) -> ast.AST | None:
+    """The index a node applies to a parameter array: a subscript's, or the position argument of
+    `cuda.atomic.*(arr, index, value)` (`cuda.atomic.add(y, idx[i], v)` makes idx hold indices)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in guesses:
+        return node.slice
+    if isinstance(node, ast.Call) and _is_cuda_attr(node.func, ("atomic",)) and len(node.args) >= 2 \
+            and isinstance(node.args[0], ast.Name) and node.args[0].id in guesses:
+        return node.args[1]
+    return None
 
 
 def find_function(path: Path, name: str) -> ast.FunctionDef:
