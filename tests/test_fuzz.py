@@ -61,6 +61,25 @@ def test_tally_round_trips_through_json():
     assert Tally.from_json(t.to_json()).to_json() == t.to_json()
 
 
+def test_a_resumed_campaign_runs_each_seed_once(tmp_path, launching_backend, capsys):
+    """`--log` lines name their seed; `--resume` skips the logged ones and `--summarize` counts a
+    seed once however many logs were concatenated (a campaign split over machines)."""
+    if launching_backend.name != "sim":
+        pytest.skip("the fuzzer runs on the simulator")
+    import json
+
+    from harness.cli import main
+    log = tmp_path / "log.jsonl"
+    common = ["fuzz", "--seed", "10", "--findings", str(tmp_path / "f"), "--log", str(log)]
+    main(common + ["--count", "2"])
+    main(common + ["--count", "3", "--resume"])
+    assert [json.loads(line)["seed"] for line in log.read_text().splitlines()] == [10, 11, 12]
+    log.write_text(log.read_text() * 2)
+    capsys.readouterr()
+    main(["fuzz", "--summarize", str(log)])
+    assert capsys.readouterr().out.startswith("3 kernels")
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("chunk", range(CI_CHUNKS))
 def test_bounded_fuzz_finds_nothing(chunk, tmp_path, launching_backend, request):

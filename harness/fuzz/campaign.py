@@ -199,18 +199,32 @@ def run_seeds(seeds, work: Path, findings: Path, progress=None, log: Path | None
         total.merge(t)
         if log is not None:
             with open(log, "a") as f:
-                f.write(json.dumps(t.to_json()) + "\n")
+                f.write(json.dumps({"seed": seed, **t.to_json()}) + "\n")
         if progress:
             progress(total)
     return total
 
 
 def summarize_log(log: Path) -> Tally:
-    total = Tally()
+    """The counts of a campaign log; logs of one campaign split over several machines or resumed
+    runs can be concatenated: a seed logged twice counts once (its last line)."""
+    total, by_seed = Tally(), {}
     for line in Path(log).read_text().splitlines():
         if line.strip():
-            total.merge(Tally.from_json(json.loads(line)))
+            record = json.loads(line)
+            seed = record.pop("seed", None)
+            by_seed[seed if seed is not None else ("unnamed", len(by_seed))] = record
+    for record in by_seed.values():
+        total.merge(Tally.from_json(record))
     return total
+
+
+def logged_seeds(log: Path) -> set[int]:
+    """Seeds a campaign log already holds (`harness fuzz --resume` skips them)."""
+    if not Path(log).exists():
+        return set()
+    return {json.loads(line)["seed"] for line in Path(log).read_text().splitlines()
+            if line.strip() and "seed" in json.loads(line)}
 
 
 def copy_finding(src_case: Path, cases_dir: Path, kernels_dir: Path, new_name: str):

@@ -20,6 +20,8 @@ def add_fuzz_parser(subparsers) -> None:
     p.add_argument("--findings", default="fuzz-findings", help="folder for findings (default fuzz-findings)")
     p.add_argument("--work", default=None, help="folder for the generated files (default: a temporary folder)")
     p.add_argument("--log", default=None, help="append one JSON line per kernel to this file")
+    p.add_argument("--resume", action="store_true",
+                   help="skip the seeds that --log already holds (a campaign stopped early, or split over machines)")
     p.add_argument("--summarize", default=None, metavar="LOG", help="print the counts of a --log file, run nothing")
     p.add_argument("--show", type=int, default=None, metavar="SEED", help="print one seed's kernel and case, run nothing")
     p.set_defaults(func=run_fuzz)
@@ -71,6 +73,16 @@ def run_fuzz(args) -> int:
         return 0
     from .campaign import Tally
     seeds = list(range(args.seed, args.seed + args.count))
+    if args.resume:
+        if not args.log:
+            print("harness fuzz: --resume needs --log", file=sys.stderr)
+            return 2
+        from .campaign import logged_seeds
+        done = logged_seeds(Path(args.log))
+        seeds = [s for s in seeds if s not in done]
+        print(f"harness fuzz: resuming, {len(seeds)} of {args.count} seeds left", file=sys.stderr)
+        if not seeds:
+            return 0
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="harness-fuzz-") as tmp:
         work = Path(args.work) if args.work else Path(tmp)
