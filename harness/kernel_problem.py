@@ -184,7 +184,13 @@ class KernelProblem:
         return out
 
     def primal64(self, state: dict) -> dict:
-        values = self._device_values(state, as_float64=True)
+        return self._primal(state, as_float64=True)
+
+    def primal_native(self, state: dict) -> dict:
+        return self._primal(state, as_float64=False)
+
+    def _primal(self, state: dict, as_float64: bool) -> dict:
+        values = self._device_values(state, as_float64=as_float64)
         self.engine.launch(self.kernel, self.config, *values, mode="primal")
         return self._finals(values)
 

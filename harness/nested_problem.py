@@ -54,8 +54,14 @@ class NestedProblem(KernelProblem):
         return next(a for a in self.args if a.spec.name == name)
 
     def primal64(self, state: dict) -> dict:
+        return self._primal(state, as_float64=True)
+
+    def primal_native(self, state: dict) -> dict:
+        return self._primal(state, as_float64=False)
+
+    def _primal(self, state: dict, as_float64: bool) -> dict:
         zero = {p: np.zeros(self._arg(p).value.shape) for p in self.pairs}
-        values = self._run(state, zero, as_float64=True)
+        values = self._run(state, zero, as_float64=as_float64)
         return self._read(values, list(self.pairs))
 
     def _derivative(self, seed: dict, mode: str) -> dict:

@@ -193,7 +193,13 @@ class ProgramProblem:
         return {a.spec.name: np.array(a.value, dtype=np.float64) for a in self.args if a.spec.activity != "const"}
 
     def primal64(self, state: dict) -> dict:
-        values = self._fresh(state, as_float64=True)
+        return self._final_state(state, as_float64=True)
+
+    def primal_native(self, state: dict) -> dict:
+        return self._final_state(state, as_float64=False)
+
+    def _final_state(self, state: dict, as_float64: bool) -> dict:
+        values = self._fresh(state, as_float64=as_float64)
         for launch in self.launches:
             self._primal(launch, values)
         return self._finals(values)

@@ -124,12 +124,14 @@ def refusal_reason(message: str) -> str:
 # mode still agree (the dot test), the run says nothing about the derivative either way.
 NON_SMOOTH = "finite differences change with the step size"
 MODES_DISAGREE = "forward and reverse disagree"
+from ..oracles.checks import PRECISION_DIVERGES  # noqa: E402  (float32 and float64 programs branch apart)
 
 
 def classify(outcome) -> tuple[str, str]:
     if outcome.state == "PASS":
         return "pass", ""
-    if outcome.state == "FAIL" and NON_SMOOTH in outcome.message and MODES_DISAGREE not in outcome.message:
+    if outcome.state == "FAIL" and (NON_SMOOTH in outcome.message or PRECISION_DIVERGES in outcome.message) \
+            and MODES_DISAGREE not in outcome.message:
         return "inconclusive", outcome.message
     err = outcome.error
     if err is not None and err.type in REFUSALS and outcome.state == "ERROR":

@@ -22,7 +22,7 @@ from harness.oracles.fd import (
     argument_steps, base_state, central_difference, copy_values, halved, largest_step,
     make_cotangent, make_directions, relative_steps, richardson, step_size,
 )
-from harness.oracles.problem import DiffProblem, StateVar, entry_names, unflatten
+from harness.oracles.problem import DiffProblem, StateVar, entry_names, flatten, unflatten
 from harness.oracles.tolerance import (
     MAX_WORST, Comparison, Tolerance, compare_dots, compare_vectors, dot_scale, dot_tolerance, resolve_tolerance,
 )
@@ -594,7 +594,47 @@ def _fd_oracle(ws: _Workspace, mode: str, k: int, tol: Tolerance, rng: np.random
         verdict.metrics["h_large"] = [largest_step(ws.h(i, "large-step")) for i in range(count)]
     if verdict.verdict == "fail":
         _attach_localization(verdict, ws, mode, tol, max_size, max_columns)
+        _attach_precision_divergence(verdict, ws, tol)
     return verdict, refs, count
+
+
+PRECISION_DIVERGES = "the float32 program and its float64 twin compute different values"
+
+
+def _attach_precision_divergence(verdict: OracleVerdict, ws: _Workspace, tol: Tolerance) -> None:
+    """Finite differences run the kernel in float64; when the run's own precision makes different
+    choices (a comparison of two nearly equal values, a float32 rounding that crosses a branch), the
+    float64 reference differentiates another program, and a mismatch there is not the engine's.
+    Compare the two primals at the base point and say so, naming the first diverging entry."""
+    problem = ws.problem
+    if getattr(problem, "dtype", "float64") == "float64" or not hasattr(problem, "primal_native"):
+        return
+    if getattr(problem, "fd_precision", "float64") != "float64":
+        return
+    wide = flatten(problem.outputs, problem.primal64(ws.base))
+    native = flatten(problem.outputs, problem.primal_native(ws.base))
+    floor = np.sqrt(np.mean(wide[np.isfinite(wide)] ** 2)) if np.isfinite(wide).any() else 0.0
+    with np.errstate(invalid="ignore"):
+        diverging = ~(np.abs(native - wide) <= tol.atol + tol.rtol * (np.abs(wide) + floor))
+    count = int(diverging.sum())
+    verdict.metrics["precision_diverging_entries"] = count
+    if count:
+        k = int(np.argmax(diverging))
+        verdict.message += (f"; but {PRECISION_DIVERGES} at {count} output entr{'y' if count == 1 else 'ies'} "
+                            f"(first {_entry_name(problem.outputs, k)}: {problem.dtype} {_g(native[k])} vs "
+                            f"float64 {_g(wide[k])}): the kernel's control flow depends on rounding there, so "
+                            f"float64 finite differences do not judge the {problem.dtype} derivative "
+                            f"(choose inputs away from the tie, or run the case in float64)")
+
+
+def _entry_name(vars_: list, k: int) -> str:
+    """The readable name of flat entry k (`out[3]`, `x[1,2]`, `a`), without naming every entry."""
+    for v in vars_:
+        n = int(np.prod(v.shape)) if v.shape else 1
+        if k < n:
+            return v.name if not v.shape else f"{v.name}[{','.join(map(str, np.unravel_index(k, v.shape)))}]"
+        k -= n
+    raise IndexError(k)
 
 
 def _as_generator(rng) -> np.random.Generator:

@@ -30,6 +30,10 @@ class DiffProblem(Protocol):
     def primal64(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """F(state) evaluated in float64 (a fresh launch on fresh copies of every argument)."""
 
+    def primal_native(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """F(state) evaluated at the run's own dtypes (optional: the FD oracle uses it to tell a
+        wrong derivative from a float32 program whose branches differ from its float64 twin)."""
+
     def jvp(self, tangent: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Engine forward mode at s0: J v, keyed by output name."""
 
