@@ -8,7 +8,8 @@ case in cases/ is (finite differences in float64, the dot test, the zero guard, 
 Each run is one of:
   pass     every oracle holds;
   refusal  a clear UnsupportedError or ActivityError (counted by reason, not a finding);
-  inconclusive  FD fails but changes with its step size (a non-smooth point) while forward and
+  inconclusive  FD fails but changes with its step size (a non-smooth point), or a float32 run
+           branches apart from its float64 twin (the FD oracle names the entry), while forward and
            reverse agree: counted and listed, not a finding;
   finding  a wrong gradient (FAIL, ZERO, NONDET) or a crash (any other error): the case and
            kernel are copied to the findings folder as fuzz-<seed>-<kind>.yaml / .py.
@@ -41,7 +42,7 @@ class Tally:
     findings: list = field(default_factory=list)            # (seed, mode, kind, message, path)
     features: Counter = field(default_factory=Counter)
     seconds: float = 0.0
-    inconclusive: list = field(default_factory=list)        # (seed, mode, message): non-smooth points
+    inconclusive: list = field(default_factory=list)        # (seed, mode, message): FD cannot judge
 
     def merge(self, other: "Tally"):
         self.kernels += other.kernels
@@ -66,7 +67,7 @@ class Tally:
     def summary(self) -> str:
         lines = [f"{self.kernels} kernels, {self.runs} runs: {self.passes} pass, "
                  f"{sum(self.refusals.values())} clear refusals, {len(self.inconclusive)} inconclusive "
-                 f"(non-smooth point), {len(self.findings)} findings "
+                 f"(non-smooth point or float32 branch flip), {len(self.findings)} findings "
                  f"({self.seconds:.0f} s of runs)"]
         if self.refusals:
             lines.append("refusals by reason:")
