@@ -167,6 +167,20 @@ def test_reduce_a_finding_under_a_planted_bug(project, capsys):
     assert Runner(project, "sim").execute(run).state == "PASS"
 
 
+def test_reduce_keeps_device_side_autodiff_calls_whole():
+    """`Duplicated(out, dout)` -> `dout` would differentiate something else: no such edit is offered,
+    while the differentiated expression's own parts still are."""
+    from harness.tools.reduce import Candidate, expression_edits
+    kernel = ast.parse(textwrap.dedent('''
+        def kernel(out, dout, x, dx):
+            i = cuda.grid(1)
+            autodiff(Forward, f, Duplicated(out, dout), Duplicated(x, dx), Const(i + 1))
+    ''')).body[0]
+    offered = [text for text, _ in expression_edits(Candidate(kernel, {}))]
+    assert not [t for t in offered if t.startswith(("`autodiff", "`Duplicated", "`Const"))], offered
+    assert "`i + 1` -> `i`" in offered
+
+
 def test_reduce_refuses_what_it_cannot_reduce(project, capsys):
     (project / "cases" / "fine.yaml").write_text(textwrap.dedent(FINDING).replace("findings/finding_7.py",
                                                                                   "kernels/mine.py"))

@@ -307,7 +307,7 @@ def expression_edits(candidate: Candidate) -> list[Edit]:
             parts = [node.body, node.orelse]
         elif isinstance(node, ast.BoolOp):
             parts = list(node.values)
-        elif isinstance(node, ast.Call) and not _is_cuda_call(node):
+        elif isinstance(node, ast.Call) and not _is_cuda_call(node) and not _is_device_ad_call(node):
             parts = [a for a in node.args if not isinstance(a, ast.Starred)]
         else:
             continue
@@ -319,6 +319,18 @@ def expression_edits(candidate: Candidate) -> list[Edit]:
 
 def _is_cuda_call(node: ast.Call) -> bool:
     return "cuda." in ast.unparse(node.func)
+
+
+# Device-side AD calls: their arguments are not values the call computes from, so replacing
+# `Duplicated(out, dout)` by `dout` (or `autodiff(...)` by `f`) changes what is differentiated and
+# reduces towards another bug that happens to fail the same way.
+DEVICE_AD_API = frozenset({"autodiff", "Active", "Const", "Duplicated", "DuplicatedNoNeed",
+                           "BatchDuplicated", "Forward", "Reverse"})
+
+
+def _is_device_ad_call(node: ast.Call) -> bool:
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    return name in DEVICE_AD_API
 
 
 def _substitute(path, part: ast.expr) -> Callable[[Candidate], bool]:
