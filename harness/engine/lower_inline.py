@@ -1,0 +1,144 @@
+"""Lowering of calls to device functions: inlined in place (each recorded as a child compile job),
+custom rules replacing a body's derivative, and device-side `autodiff` as a `Nested` statement.
+Functions over the lowering's state (lower_state.py).
+"""
+from __future__ import annotations
+
+import ast
+
+from . import lower_calls as calls, lower_exprs as exprs, lower_stmts as stmts
+from .control import RET, prepare_body
+from .frontend import parse_kernel, resolve_global
+from .ir import Assign, Nested, NestedArg, Prim, walk
+from .lower_state import LoweringState
+
+
+def device_call(st: LoweringState, fn, node, out) -> list:
+    from .custom import rule_for
+    rule = rule_for(fn)
+    if rule is None:
+        return inline(st, fn, node.args, out, node)
+    operands = [exprs.expr(st, a, out) for a in node.args]
+    st.nodiff_depth += 1
+    value = inline(st, fn, operands, out, node)
+    if len(value) != 1:
+        raise st.err(node, f"a custom rule needs {fn.__name__} to return one value")
+    partials = inline(st, rule.partials, operands + value, out, node)
+    st.nodiff_depth -= 1
+    if len(partials) != len(operands):
+        raise st.err(node, f"the rule for {fn.__name__} returns {len(partials)} partial(s) "
+                             f"for {len(operands)} operand(s)")
+    t = st.temp()
+    out.append(Assign(t, Prim("custom", tuple(value) + tuple(operands), tuple(partials)), st.line))
+    st.types[t] = st.atom_type(value[0])
+    return [t]
+
+
+def inline(st: LoweringState, fn, args, out, node) -> list:
+    """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms)."""
+    src = parse_kernel(fn)
+    if src.name in st.call_stack:
+        raise st.err(node, f"recursive call to {src.name} cannot be differentiated")
+    if len(args) != len(src.params):
+        raise st.err(node, f"{src.name} takes {len(src.params)} arguments, {len(args)} given")
+    arrays, scalars = {}, []
+    for pname, a in zip(src.params, args):
+        if isinstance(a, ast.Name) and a.id in st.arrays:
+            arrays[pname] = st.arrays[a.id]
+        else:
+            scalars.append((pname, a if not isinstance(a, ast.AST) else exprs.expr(st, a, out)))
+    saved = (st.src, st.env, st.arrays, st.prefix, st.line)
+    st.calls.append((src.name, st.call_stack[-1], st.line))
+    st.call_stack.append(src.name)
+    st.prefix = f"{st.prefix}{src.name}_"
+    st.env = {}
+    for pname, atom_ in scalars:
+        st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
+    st.src, st.arrays = src, arrays
+    body = stmts.block(st, prepare_body(src, values=True))
+    for t in walk(body):                   # refusals name the helper's file, not the caller's
+        if getattr(t, "file", None) is None:
+            t.file = src.file
+    out.extend(body)
+    results = []
+    k = 0
+    while f"{RET}{k}" in st.env:
+        results.append(st.env[f"{RET}{k}"])
+        k += 1
+    st.call_stack.pop()
+    st.src, st.env, st.arrays, st.prefix, st.line = saved
+    return results
+
+
+def autodiff_call(st: LoweringState, node, out):
+    if len(node.args) < 2:
+        raise st.err(node, "autodiff(mode, f, args...) needs a mode and a function")
+    mode = _mode_of(st, node.args[0])
+    resolved = calls.resolve_call(st, ast.Call(node.args[1], [], [])) if isinstance(node.args[1], (ast.Name, ast.Attribute)) else None
+    if not resolved or resolved[0] != "device":
+        raise st.err(node.args[1], "autodiff's second argument must name a device function")
+    fn = resolved[1]
+    args = []
+    for a in node.args[2:]:
+        act = calls.resolve_call(st, a) if isinstance(a, ast.Call) else None
+        cls = act[1] if act and act[0] == "activity" else None
+        if cls is None:               # a bare value is Const, as in the host API
+            args.append(_nested_value(st, "const", a, None, out))
+            continue
+        name = {"Const": "const", "Duplicated": "duplicated", "DuplicatedNoNeed": "duplicated_no_need",
+                "Active": "active"}.get(cls.__name__)
+        if name is None:
+            raise st.err(a, f"{cls.__name__} is not supported inside autodiff")
+        shadow = a.args[1] if name.startswith("duplicated") and len(a.args) > 1 else None
+        if name.startswith("duplicated") and shadow is None:
+            raise st.err(a, f"{cls.__name__} needs a value and its shadow")
+        args.append(_nested_value(st, name, a.args[0], shadow, out))
+    targets = []
+    returns_value = any(isinstance(r, ast.Return) and r.value is not None
+                        and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+                        for r in ast.walk(parse_kernel(fn).tree))
+    n_out = sum(1 for x in args if x.activity == "active") if mode == "reverse" else int(returns_value)
+    for _ in range(n_out):
+        t = st.temp()
+        targets.append(t)
+    nested = Nested(mode, fn, args, targets, st.line)
+    out.append(nested)
+    st.nested.append(nested)
+    for t in targets:
+        st.types[t] = "float64"          # refined by the engine once f's types are known
+    return targets
+
+
+def _mode_of(st: LoweringState, node) -> str:
+    if isinstance(node, ast.Constant) and node.value in ("forward", "reverse"):
+        return node.value
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        obj = None
+        if isinstance(node, ast.Name) and node.id not in st.env:
+            try:
+                obj = resolve_global(st.src, node.id)
+            except KeyError:
+                pass
+        elif isinstance(node, ast.Attribute):
+            base = node.value
+            if isinstance(base, ast.Name):
+                try:
+                    obj = getattr(resolve_global(st.src, base.id), node.attr, None)
+                except KeyError:
+                    pass
+        if obj in ("forward", "reverse"):
+            return obj
+    raise st.err(node, "autodiff's mode must be Forward or Reverse (from harness.device)")
+
+
+def _nested_value(st: LoweringState, activity, value_node, shadow_node, out):
+    if isinstance(value_node, ast.Name) and value_node.id in st.arrays:
+        shadow = None
+        if shadow_node is not None:
+            if not (isinstance(shadow_node, ast.Name) and shadow_node.id in st.arrays):
+                raise st.err(shadow_node, "the shadow of an array must be an array parameter")
+            shadow = st.arrays[shadow_node.id]
+        return NestedArg(activity, st.arrays[value_node.id], shadow, is_array=True)
+    value = exprs.expr(st, value_node, out)
+    shadow = exprs.expr(st, shadow_node, out) if shadow_node is not None else None
+    return NestedArg(activity, value, shadow, is_array=False)
