@@ -1,8 +1,9 @@
 """Emitting what threads share: shadows of shared and local arrays, the adjoints of warp shuffles,
-and the hierarchical reduction of Active scalars. A mixin of `codegen.Emitter`.
+and the hierarchical reduction of Active scalars. Functions over the emit state (emit_state.py).
 """
 from __future__ import annotations
 
+from .emit_state import EmitState
 from .ir import Alloc, Assign
 from .syntax import atom, index_text
 
@@ -11,102 +12,105 @@ from .syntax import atom, index_text
 OPPOSITE_SHUFFLE = {"shfl_down": "shfl_up_sync", "shfl_up": "shfl_down_sync"}
 
 
-class ParallelEmitter:
-    def alloc_text(self, p, name: str) -> str:
-        shape = p.shape[0] if len(p.shape) == 1 else tuple(p.shape)
-        return f"{name} = cuda.{p.kind}.array({shape}, {p.dtype})"
+def alloc_text(em: EmitState, p, name: str) -> str:
+    shape = p.shape[0] if len(p.shape) == 1 else tuple(p.shape)
+    return f"{name} = cuda.{p.kind}.array({shape}, {p.dtype})"
 
-    def shadow_alloc(self, s: Alloc, zero: bool):
-        """The shadow of a kernel-allocated array (shared arrays get a shared shadow)."""
-        p = s.array
-        if p.name not in self.diff_arrays:
-            return
-        size = 1
-        for n in p.shape:
-            size *= n
-        for j in self.lanes():
-            self.line(self.alloc_text(p, self.d(p.name, j)))
-        if not zero:
-            return
-        if p.kind == "shared":
-            self.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
-            self.line(f"for _z in range(_tlin, {size}, cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z):")
-        else:
-            self.line(f"for _z in range({size}):")
-        strides, acc = [], 1
-        for n in reversed(p.shape):
-            strides.append(acc)
-            acc *= n
-        strides.reverse()
-        idx = ", ".join(f"(_z // {st}) % {n}" for st, n in zip(strides, p.shape)) if len(p.shape) > 1 else "_z"
-        for j in self.lanes():
-            self.line(f"    {self.d(p.name, j)}[{idx}] = 0")
-        if p.kind == "shared":
-            self.line("cuda.syncthreads()   # every shadow element is zero before any thread accumulates")
 
-    def atomic_index(self, index) -> str:
-        idx = index_text(index)
-        return idx if len(index) == 1 else f"({idx})"    # numba wants a bare index in 1-D
+def shadow_alloc(em: EmitState, s: Alloc, zero: bool):
+    """The shadow of a kernel-allocated array (shared arrays get a shared shadow)."""
+    p = s.array
+    if p.name not in em.diff_arrays:
+        return
+    size = 1
+    for n in p.shape:
+        size *= n
+    for j in em.lanes():
+        em.line(alloc_text(em, p, em.d(p.name, j)))
+    if not zero:
+        return
+    if p.kind == "shared":
+        em.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
+        em.line(f"for _z in range(_tlin, {size}, cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z):")
+    else:
+        em.line(f"for _z in range({size}):")
+    strides, acc = [], 1
+    for n in reversed(p.shape):
+        strides.append(acc)
+        acc *= n
+    strides.reverse()
+    idx = ", ".join(f"(_z // {st}) % {n}" for st, n in zip(strides, p.shape)) if len(p.shape) > 1 else "_z"
+    for j in em.lanes():
+        em.line(f"    {em.d(p.name, j)}[{idx}] = 0")
+    if p.kind == "shared":
+        em.line("cuda.syncthreads()   # every shadow element is zero before any thread accumulates")
 
-    def reverse_shuffle(self, s: Assign, lane: int, opposite: dict | None = None):
-        """The adjoint of a shuffle is a shuffle the other way (boundary lanes keep their own);
-        `opposite` names the shuffle that carries each direction's adjoint (OPPOSITE_SHUFFLE)."""
-        opposite = OPPOSITE_SHUFFLE if opposite is None else opposite
-        e = s.expr
-        mask, k = atom(e.args[0]), atom(e.args[2])
-        if not self.is_varied(e.args[1]):
-            return
-        dv, dt = self.d(e.args[1], lane), self.d(s.target, lane)
-        zero = f"{self.ftype(s.target)}(0.0)"
-        if e.op == "shfl_xor":
-            self.line(f"{dv} += cuda.shfl_xor_sync({mask}, {dt}, {k})")
-        elif e.op == "shfl_down":
-            self.line(f"_u = cuda.{opposite['shfl_down']}({mask}, {dt}, {k})")
-            self.line(f"{dv} += (_u if cuda.laneid >= {k} else {zero}) + ({dt} if cuda.laneid + {k} >= 32 else {zero})")
-        elif e.op == "shfl_up":
-            self.line(f"_u = cuda.{opposite['shfl_up']}({mask}, {dt}, {k})")
-            self.line(f"{dv} += (_u if cuda.laneid + {k} < 32 else {zero}) + ({dt} if cuda.laneid < {k} else {zero})")
-        else:                                  # broadcast from lane k: lane k gathers the warp's sum
-            self.line(f"_u = {dt}")
-            for off in (16, 8, 4, 2, 1):
-                self.line(f"_u += cuda.shfl_xor_sync({mask}, _u, {off})")
-            self.line(f"{dv} += _u if cuda.laneid == {k} else {zero}")
 
-    def active_reduction(self, actives: list[str], slots: list[tuple[str, str, str]] = ()):
-        """Sum each Active scalar's per-thread adjoint, and each register of a uniform-index read
-        (emit_uniform.py), hierarchically: a butterfly within each warp, the warps' sums through
-        shared memory, then one atomic add per block (one atomic per thread serialises on a single
-        address: hundreds of times slower at scale). All sums share one barrier, and thread k
-        finishes sum k, so several sums cost little more than one."""
-        out = self.prefix + "active_out"
-        sums = [(f"float64({self.d(a, j)})", out, str(k * self.sig.width + j))
-                for k, a in enumerate(actives) for j in self.lanes()]
-        sums += [(reg, shadow, idx) for reg, shadow, idx in slots]
-        what = " and ".join(w for w, on in (("Active scalars", actives), ("uniform-index reads", slots)) if on)
-        self.line(f"# {what}: warp sums, block sums in shared memory, one atomic per block")
-        shape = "32" if len(sums) == 1 else f"({len(sums)}, 32)"
-        self.line(f"_red = cuda.shared.array({shape}, float64)")
-        self.line("_m = cuda.activemask()")
-        self.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
-        self.line("_nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z")
-        if slots:
-            self.line("_blin = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)")
-        for k, (value, _, _) in enumerate(sums):
-            v = "_v" if len(sums) == 1 else f"_v{k}"
-            self.line(f"{v} = {value}")
-            for off in (16, 8, 4, 2, 1):
-                self.line(f"_o = cuda.shfl_xor_sync(_m, {v}, {off})")
-                self.line(f"if (_m >> (cuda.laneid ^ {off})) & 1:")
-                self.line(f"    {v} += _o")
-        self.line("if cuda.laneid == 0:")
-        for k in range(len(sums)):
-            cell = "_tlin // 32" if len(sums) == 1 else f"{k}, _tlin // 32"
-            self.line(f"    _red[{cell}] = {'_v' if len(sums) == 1 else f'_v{k}'}")
-        self.line("cuda.syncthreads()")
-        for k, (_, target, index) in enumerate(sums):
-            cell = "_w" if len(sums) == 1 else f"{k}, _w"
-            self.line("if _tlin == 0:" if k == 0 else f"if _tlin == {k} % _nthreads:   # blocks may be smaller")
-            self.line("    _s = float64(0.0)")
-            self.line("    for _w in range((_nthreads + 31) // 32):")
-            self.line(f"        _s += _red[{cell}]")
-            self.line("    " + self.emitters["block-sum"](self, target, index, "_s"))
+def atomic_index(em: EmitState, index) -> str:
+    idx = index_text(index)
+    return idx if len(index) == 1 else f"({idx})"    # numba wants a bare index in 1-D
+
+
+def reverse_shuffle(em: EmitState, s: Assign, lane: int, opposite: dict | None = None):
+    """The adjoint of a shuffle is a shuffle the other way (boundary lanes keep their own);
+    `opposite` names the shuffle that carries each direction's adjoint (OPPOSITE_SHUFFLE)."""
+    opposite = OPPOSITE_SHUFFLE if opposite is None else opposite
+    e = s.expr
+    mask, k = atom(e.args[0]), atom(e.args[2])
+    if not em.is_varied(e.args[1]):
+        return
+    dv, dt = em.d(e.args[1], lane), em.d(s.target, lane)
+    zero = f"{em.ftype(s.target)}(0.0)"
+    if e.op == "shfl_xor":
+        em.line(f"{dv} += cuda.shfl_xor_sync({mask}, {dt}, {k})")
+    elif e.op == "shfl_down":
+        em.line(f"_u = cuda.{opposite['shfl_down']}({mask}, {dt}, {k})")
+        em.line(f"{dv} += (_u if cuda.laneid >= {k} else {zero}) + ({dt} if cuda.laneid + {k} >= 32 else {zero})")
+    elif e.op == "shfl_up":
+        em.line(f"_u = cuda.{opposite['shfl_up']}({mask}, {dt}, {k})")
+        em.line(f"{dv} += (_u if cuda.laneid + {k} < 32 else {zero}) + ({dt} if cuda.laneid < {k} else {zero})")
+    else:                                  # broadcast from lane k: lane k gathers the warp's sum
+        em.line(f"_u = {dt}")
+        for off in (16, 8, 4, 2, 1):
+            em.line(f"_u += cuda.shfl_xor_sync({mask}, _u, {off})")
+        em.line(f"{dv} += _u if cuda.laneid == {k} else {zero}")
+
+
+def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, str, str]] = ()):
+    """Sum each Active scalar's per-thread adjoint, and each register of a uniform-index read
+    (emit_uniform.py), hierarchically: a butterfly within each warp, the warps' sums through
+    shared memory, then one atomic add per block (one atomic per thread serialises on a single
+    address: hundreds of times slower at scale). All sums share one barrier, and thread k
+    finishes sum k, so several sums cost little more than one."""
+    out = em.prefix + "active_out"
+    sums = [(f"float64({em.d(a, j)})", out, str(k * em.sig.width + j))
+            for k, a in enumerate(actives) for j in em.lanes()]
+    sums += [(reg, shadow, idx) for reg, shadow, idx in slots]
+    what = " and ".join(w for w, on in (("Active scalars", actives), ("uniform-index reads", slots)) if on)
+    em.line(f"# {what}: warp sums, block sums in shared memory, one atomic per block")
+    shape = "32" if len(sums) == 1 else f"({len(sums)}, 32)"
+    em.line(f"_red = cuda.shared.array({shape}, float64)")
+    em.line("_m = cuda.activemask()")
+    em.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
+    em.line("_nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z")
+    if slots:
+        em.line("_blin = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)")
+    for k, (value, _, _) in enumerate(sums):
+        v = "_v" if len(sums) == 1 else f"_v{k}"
+        em.line(f"{v} = {value}")
+        for off in (16, 8, 4, 2, 1):
+            em.line(f"_o = cuda.shfl_xor_sync(_m, {v}, {off})")
+            em.line(f"if (_m >> (cuda.laneid ^ {off})) & 1:")
+            em.line(f"    {v} += _o")
+    em.line("if cuda.laneid == 0:")
+    for k in range(len(sums)):
+        cell = "_tlin // 32" if len(sums) == 1 else f"{k}, _tlin // 32"
+        em.line(f"    _red[{cell}] = {'_v' if len(sums) == 1 else f'_v{k}'}")
+    em.line("cuda.syncthreads()")
+    for k, (_, target, index) in enumerate(sums):
+        cell = "_w" if len(sums) == 1 else f"{k}, _w"
+        em.line("if _tlin == 0:" if k == 0 else f"if _tlin == {k} % _nthreads:   # blocks may be smaller")
+        em.line("    _s = float64(0.0)")
+        em.line("    for _w in range((_nthreads + 31) // 32):")
+        em.line(f"        _s += _red[{cell}]")
+        em.line("    " + em.emitters["block-sum"](em, target, index, "_s"))

@@ -1,67 +1,69 @@
-"""Reading thread-owned shadows early, so their loads do not queue behind stores. A mixin of
-`codegen.Emitter`.
+"""Reading thread-owned shadows early, so their loads do not queue behind stores.
+Functions over the emit state (emit_state.py).
 """
 from __future__ import annotations
 
+from .emit_state import EmitState
 from .ir import Assign, Atomic, Barrier, If, Load, Loop, Nested, Store, walk
 from .syntax import index_text
 
 
-class PrefetchEmitter:
-    def hoist_prefetch(self, stmts):
-        """Issue this block's shadow reads in the forward sweep, before its first primal store,
-        when every index they need is already computed and nothing outside this block touches
-        those arrays (statements after the block are reversed first and could write the shadow);
-        the reverse sweep then uses the registers."""
-        plan = self.prefetch_plan(stmts)
-        mine = {id(t) for t in stmts}
-        outside = {self.array_of(t) for t in walk(self.ir.body) if id(t) not in mine} - {None}
-        if all(not isinstance(a, str) or a in self.defined for _, index in plan for a in index) \
-                and not any(array in outside for array, _ in plan):
-            self.early_prefetch[id(stmts)] = self.emit_prefetch(stmts)
-        else:
-            self.early_prefetch[id(stmts)] = None        # the reverse sweep reads them itself
+def hoist_prefetch(em: EmitState, stmts):
+    """Issue this block's shadow reads in the forward sweep, before its first primal store,
+    when every index they need is already computed and nothing outside this block touches
+    those arrays (statements after the block are reversed first and could write the shadow);
+    the reverse sweep then uses the registers."""
+    plan = prefetch_plan(em, stmts)
+    mine = {id(t) for t in stmts}
+    outside = {array_of(t) for t in walk(em.ir.body) if id(t) not in mine} - {None}
+    if all(not isinstance(a, str) or a in em.defined for _, index in plan for a in index) \
+            and not any(array in outside for array, _ in plan):
+        em.early_prefetch[id(stmts)] = emit_prefetch(em, stmts)
+    else:
+        em.early_prefetch[id(stmts)] = None        # the reverse sweep reads them itself
 
-    @staticmethod
-    def array_of(stmt):
-        if isinstance(stmt, (Store, Atomic)):
-            return stmt.array
-        if isinstance(stmt, Assign) and isinstance(stmt.expr, Load):
-            return stmt.expr.array
-        return None
 
-    def prefetch_plan(self, stmts) -> list[tuple[str, tuple]]:
-        """The thread-owned shadows whose first access in this block's reverse stretch is a read:
-        (array, index) in the order the reverse sweep meets them. Only the stretch after the last
-        control statement, barrier or atomic counts, and an owned array is one element per thread,
-        so a value read early is exactly what that first access would have read."""
-        plan, seen = [], set()
-        for s in reversed(stmts):
-            if isinstance(s, (If, Loop, Barrier, Atomic, Nested)):
-                break
-            array, index = None, None
-            if isinstance(s, Store) and s.array in self.diff_arrays:
-                array, index = s.array, s.index
-            elif isinstance(s, Assign) and isinstance(s.expr, Load) and s.target in self.varied \
-                    and s.expr.array in self.diff_arrays:
-                array, index = s.expr.array, s.expr.index
-            if array is None or array not in self.sig.owned or array in seen \
-                    or self.ir.param(array).kind != "array":
-                continue
-            seen.add(array)
-            plan.append((array, index))
-        return plan
+def array_of(stmt):
+    if isinstance(stmt, (Store, Atomic)):
+        return stmt.array
+    if isinstance(stmt, Assign) and isinstance(stmt.expr, Load):
+        return stmt.expr.array
+    return None
 
-    def emit_prefetch(self, stmts) -> dict[str, str]:
-        """Read the planned shadows into registers now. numba cannot tell arrays apart, so a load
-        issued after a store waits for it: `out[i] = v` then `g = dout[i]; dout[i] = 0; dx[i] += g`
-        ran 5.8x slower on an H200 than the same kernel with every load first (3.40 ms against
-        0.58 ms for 2^26 float32 elements)."""
-        regs = {}
-        for array, index in self.prefetch_plan(stmts):
-            for j in self.lanes():
-                reg = f"_pf{len(self.prefetch_names)}"
-                self.prefetch_names.append(reg)
-                self.line(f"{reg} = {self.d(array, j)}[{index_text(index)}]")
-                regs[self.d(array, j)] = reg
-        return regs
+
+def prefetch_plan(em: EmitState, stmts) -> list[tuple[str, tuple]]:
+    """The thread-owned shadows whose first access in this block's reverse stretch is a read:
+    (array, index) in the order the reverse sweep meets them. Only the stretch after the last
+    control statement, barrier or atomic counts, and an owned array is one element per thread,
+    so a value read early is exactly what that first access would have read."""
+    plan, seen = [], set()
+    for s in reversed(stmts):
+        if isinstance(s, (If, Loop, Barrier, Atomic, Nested)):
+            break
+        array, index = None, None
+        if isinstance(s, Store) and s.array in em.diff_arrays:
+            array, index = s.array, s.index
+        elif isinstance(s, Assign) and isinstance(s.expr, Load) and s.target in em.varied \
+                and s.expr.array in em.diff_arrays:
+            array, index = s.expr.array, s.expr.index
+        if array is None or array not in em.sig.owned or array in seen \
+                or em.ir.param(array).kind != "array":
+            continue
+        seen.add(array)
+        plan.append((array, index))
+    return plan
+
+
+def emit_prefetch(em: EmitState, stmts) -> dict[str, str]:
+    """Read the planned shadows into registers now. numba cannot tell arrays apart, so a load
+    issued after a store waits for it: `out[i] = v` then `g = dout[i]; dout[i] = 0; dx[i] += g`
+    ran 5.8x slower on an H200 than the same kernel with every load first (3.40 ms against
+    0.58 ms for 2^26 float32 elements)."""
+    regs = {}
+    for array, index in prefetch_plan(em, stmts):
+        for j in em.lanes():
+            reg = f"_pf{len(em.prefetch_names)}"
+            em.prefetch_names.append(reg)
+            em.line(f"{reg} = {em.d(array, j)}[{index_text(index)}]")
+            regs[em.d(array, j)] = reg
+    return regs

@@ -15,6 +15,7 @@ zeroes them: the kernel boundary orders every block's atomics before the sum is 
 from __future__ import annotations
 
 from .analysis import DIFFERENTIABLE
+from .emit_state import EmitState
 from .ir import Assign, Atomic, Lit, Load, Store, walk
 
 SPREAD = 64     # copies of each slot that the blocks' sums are spread over
@@ -43,37 +44,37 @@ def slot_count(ir, activity: dict, owned: frozenset, width: int) -> int:
     return len(uniform_slots(ir, diff, owned)) * width
 
 
-class UniformEmitter:
-    """A mixin of `codegen.Emitter`: register accumulators for `uniform_slots`."""
+def slot_register(em: EmitState, array: str, index, lane: int) -> str | None:
+    key = (array, tuple(a.value if isinstance(a, Lit) else a for a in index))
+    k = em.uniform.get(key)
+    return None if k is None else f"_acc{k}_{lane}"
 
-    def slot_register(self, array: str, index, lane: int) -> str | None:
-        key = (array, tuple(a.value if isinstance(a, Lit) else a for a in index))
-        k = self.uniform.get(key)
-        return None if k is None else f"_acc{k}_{lane}"
 
-    def slot_inits(self):
-        for k in range(len(self.uniform)):
-            for j in self.lanes():
-                self.line(f"_acc{k}_{j} = float64(0.0)")
+def slot_inits(em: EmitState):
+    for k in range(len(em.uniform)):
+        for j in em.lanes():
+            em.line(f"_acc{k}_{j} = float64(0.0)")
 
-    def slot_targets(self) -> list[tuple[str, str, str]]:
-        """(register, spread buffer, index text) per slot and lane, for the block reduction."""
-        spread = self.prefix + "uniform_spread"
-        return [(f"_acc{k}_{j}", spread, f"{(k * self.sig.width + j) * SPREAD} + _blin % {SPREAD}")
-                for k in range(len(self.uniform)) for j in self.lanes()]
 
-    def finish_text(self, fname: str, params: list[str]) -> str:
-        """The one-thread kernel that folds each slot's copies into its shadow element."""
-        spread = self.prefix + "uniform_spread"
-        lines = [f"def {fname}({', '.join(params)}):",
-                 "    # uniform-index adjoints: add each slot's spread copies to the shadow, zero them"]
-        for (array, index), k in self.uniform.items():
-            idx = str(index[0]) if len(index) == 1 else "(" + ", ".join(map(str, index)) + ")"
-            for j in self.lanes():
-                base = (k * self.sig.width + j) * SPREAD
-                lines += ["    _s = float64(0.0)",
-                          f"    for _c in range({base}, {base + SPREAD}):",
-                          f"        _s += {spread}[_c]",
-                          f"        {spread}[_c] = 0.0",
-                          f"    {self.d(array, j)}[{idx}] += _s"]
-        return "\n".join(lines) + "\n"
+def slot_targets(em: EmitState) -> list[tuple[str, str, str]]:
+    """(register, spread buffer, index text) per slot and lane, for the block reduction."""
+    spread = em.prefix + "uniform_spread"
+    return [(f"_acc{k}_{j}", spread, f"{(k * em.sig.width + j) * SPREAD} + _blin % {SPREAD}")
+            for k in range(len(em.uniform)) for j in em.lanes()]
+
+
+def finish_text(em: EmitState, fname: str, params: list[str]) -> str:
+    """The one-thread kernel that folds each slot's copies into its shadow element."""
+    spread = em.prefix + "uniform_spread"
+    lines = [f"def {fname}({', '.join(params)}):",
+             "    # uniform-index adjoints: add each slot's spread copies to the shadow, zero them"]
+    for (array, index), k in em.uniform.items():
+        idx = str(index[0]) if len(index) == 1 else "(" + ", ".join(map(str, index)) + ")"
+        for j in em.lanes():
+            base = (k * em.sig.width + j) * SPREAD
+            lines += ["    _s = float64(0.0)",
+                      f"    for _c in range({base}, {base + SPREAD}):",
+                      f"        _s += {spread}[_c]",
+                      f"        {spread}[_c] = 0.0",
+                      f"    {em.d(array, j)}[{idx}] += _s"]
+    return "\n".join(lines) + "\n"

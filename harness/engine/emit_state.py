@@ -1,0 +1,71 @@
+"""The code generator's state while it writes one function, every field in one place, and the few
+helpers every emitting step uses (output lines, shadow names). The steps themselves are functions
+over this state in the emit_*.py modules (codegen.py says which does what); adjoint emitters and
+mutants get it as `em`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from .analysis import DIFFERENTIABLE
+from .ir import KernelIR, Loop, walk
+from .types import is_float
+
+
+@dataclass
+class EmitState:
+    ir: KernelIR
+    sig: "codegen.Signature"                  # noqa: F821  (what the kernel is specialised for)
+    varied: set[str]                          # values that carry a derivative
+    emitters: Mapping[str, Callable]          # adjoint emitter per statement kind (emit_adjoints.py)
+    rules: Mapping | None                     # derivative rules; None: rules.PARTIALS
+    prefix: str                               # shadow-name prefix no kernel name starts with (d_, dd_, ...)
+    diff_arrays: set[str]                     # arrays (parameters and allocated) that have shadows
+    taped_loads: set[str]                     # loads of written arrays that dynamic loops tape
+    has_loops: bool                           # the kernel has a dynamic loop (so a tape)
+    defined: set[str]                         # values the forward sweep has computed so far
+    tape_size: int                            # iterations per dynamic loop the reverse sweep can replay
+    lines: list[str] = field(default_factory=list)
+    depth: int = 1                            # indentation level of the next line
+    nested_names: dict = field(default_factory=dict)      # id(ir.Nested) -> derivative function's name
+    extrema: dict[int, int] = field(default_factory=dict)  # id(atomic max/min statement) -> its scratch index
+    prefetched: dict[str, str] = field(default_factory=dict)   # shadow -> register holding its first read
+    prefetch_names: list[str] = field(default_factory=list)
+    early_prefetch: dict[int, dict | None] = field(default_factory=dict)  # block -> reads hoisted into the forward sweep
+    taping: bool = False                      # writing a reverse kernel (its forward sweep tapes loops)
+    uniform: dict[tuple, int] = field(default_factory=dict)   # reads at literal indices reduced per block (emit_uniform.py)
+
+    @classmethod
+    def start(cls, ir: KernelIR, sig, varied: set[str], emitters: Mapping, rules: Mapping | None) -> "EmitState":
+        taken = set(ir.types) | {p.name for p in ir.params}
+        prefix = "d_"
+        while any(n.startswith(prefix) for n in taken):
+            prefix = "d" + prefix
+        return cls(ir=ir, sig=sig, varied=varied, emitters=emitters, rules=rules, prefix=prefix,
+                   diff_arrays={p.name for p in list(ir.params) + list(ir.local_arrays)
+                                if p.kind != "scalar" and sig.activity.get(p.name) in DIFFERENTIABLE},
+                   taped_loads={t for s in walk(ir.body) if isinstance(s, Loop) for t in s.taped_loads},
+                   has_loops=any(isinstance(s, Loop) for s in walk(ir.body)),
+                   defined={p.name for p in ir.params if p.kind == "scalar"}, tape_size=sig.tape_size)
+
+    # -- names
+    def lanes(self):
+        return range(self.sig.width)
+
+    def d(self, name: str, lane: int) -> str:
+        base = self.prefix + name
+        return base if self.sig.width == 1 else f"{base}_{lane}"
+
+    def is_varied(self, a) -> bool:
+        return isinstance(a, str) and a in self.varied
+
+    def ftype(self, name: str) -> str:
+        t = self.ir.types.get(name) or self.ir.param(name).dtype
+        return t if is_float(t) else "float64"
+
+    # -- output
+    def line(self, text: str):
+        self.lines.append("    " * self.depth + text)
+
+    def comment_line(self, line: int) -> str:
+        return f"  # line {line}"
