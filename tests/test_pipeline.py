@@ -100,3 +100,21 @@ def test_engine_reads_the_debug_switch(monkeypatch, backend):
     monkeypatch.setenv("HARNESS_VERIFY_IR", "0")
     assert Engine(backend).verify_ir is False
     assert Engine(backend, verify_ir=True).verify_ir is True
+
+
+@pytest.mark.parametrize("verify_ir", [True, False])
+def test_engine_verifies_the_ir_after_every_pass_in_debug_runs(kernels, launching_backend, monkeypatch, verify_ir):
+    """A real build through Engine._build: in a debug run the verifier sees the IR after each pass
+    (the first has none before it runs), in a plain run never."""
+    import numpy as np
+    from harness.activity import Active, Duplicated
+    from harness.engine.launch import Engine, LaunchConfig
+    seen = []
+    real = pipeline.verify
+    monkeypatch.setattr(pipeline, "verify", lambda ir, after: (seen.append(after), real(ir, after)))
+    be = launching_backend
+    arr = lambda: be.asarray(np.linspace(0.5, 1.5, 16))
+    Engine(be, verify_ir=verify_ir).launch(kernels.axpy, LaunchConfig.threads(16, 8), Duplicated(arr(), arr()),
+                                           Active(1.5), Duplicated(arr(), arr()), Duplicated(arr(), arr()),
+                                           mode="reverse")
+    assert seen == ([name for name, _ in pipeline.PASSES] if verify_ir else [])

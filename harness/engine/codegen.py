@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.errors import UnsupportedError
-from . import emit_extrema, emit_forward, emit_loops, emit_parallel, emit_primal, emit_reverse, emit_uniform
+from . import emit_extrema, emit_forward, emit_primal, emit_reverse, emit_uniform
 from .emit_adjoints import ADJOINT_EMITTERS, statement_kind  # noqa: F401  (re-exported: the default registry)
 from .emit_state import EmitState
-from .emit_uniform import uniform_slots
-from .ir import KernelIR, Loop, file_of, walk
+from .ir import KernelIR
 from .syntax import atom, expr_text, index_text, partial_text  # noqa: F401  (re-exported)
 
 HEADER_IMPORTS = "import math\n\nfrom numba import cuda\nfrom numpy import bool_, float16, float32, float64, int8, int16, int32, int64, uint32, uint64\n"
@@ -49,10 +47,7 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
     em.extrema = {id(s): k for k, s in enumerate(extrema or [])}
     fname = name or f"{ir.name}__{mode}" + ("_dev" if device else "")
     if mode in ("extrema1", "extrema2"):
-        emit_extrema.extremum_pass(em, ir.body, 1 if mode == "extrema1" else 2)
-        params = [p.name for p in ir.params] + [f"_x{n}{k}" for k in range(len(em.extrema))
-                                                for n in (("S",) if mode == "extrema1" else ("S", "I", "W"))]
-        return fname, f"def {fname}({', '.join(params)}):\n" + ("\n".join(em.lines) or "    pass") + "\n"
+        return fname, emit_extrema.extremum_function(em, fname, 1 if mode == "extrema1" else 2)
     if mode == "primal":
         emit_reverse.reverse_replay(em, ir.body)
     elif mode == "forward":
@@ -61,31 +56,7 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
             r = ir.returns[0]
             em.line(f"return {em.d(r, 0) if em.is_varied(r) else '0.0'}")
     elif mode == "reverse":
-        if device and em.has_loops:
-            loop = next(s for s in walk(ir.body) if isinstance(s, Loop))
-            raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
-                                   "yet (its tape has no overflow channel)", file=file_of(ir, loop), line=loop.line)
-        em.taping = True
-        if not device:
-            em.uniform = uniform_slots(ir, em.diff_arrays, sig.owned)
-        if em.has_loops:
-            em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
-            emit_loops.tape_declarations(em, ir.body)
-        em.line("# forward sweep: replay the primal, keeping every value in registers")
-        emit_reverse.reverse_replay(em, ir.body)
-        em.line("# reverse sweep: adjoints in reverse statement order")
-        emit_reverse.adjoint_inits(em)
-        emit_uniform.slot_inits(em)
-        for r in ir.returns if device else []:
-            if em.is_varied(r):           # a device function's result is seeded like an Active return
-                em.line(f"{em.d(r, 0)} += {em.ftype(r)}(1.0)")
-        emit_reverse.reverse(em, ir.body)
-        actives = emit_primal.active_scalars(em)
-        if device:
-            if actives:
-                em.line("return " + ", ".join(em.d(a, 0) for a in actives) + ("," if len(actives) == 1 else ""))
-        elif actives or em.uniform:
-            emit_parallel.active_reduction(em, actives, emit_uniform.slot_targets(em))
+        emit_reverse.reverse_function_body(em, device)
     else:
         raise ValueError(mode)
     params = emit_primal.params(em, mode) if mode != "primal" else [p.name for p in ir.params]

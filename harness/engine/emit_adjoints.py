@@ -63,7 +63,7 @@ def adjoint_shuffle(em: EmitState, s: Assign, opposite: dict | None = None):
 
 def adjoint_if(em: EmitState, s: If):
     emit_primal.emit_if(em, s, lambda: (emit_reverse.reverse_phis(em, s.phis, 1), emit_reverse.reverse(em, s.body)),
-               lambda: (emit_reverse.reverse_phis(em, s.phis, 2), emit_reverse.reverse(em, s.orelse)))
+                        lambda: (emit_reverse.reverse_phis(em, s.phis, 2), emit_reverse.reverse(em, s.orelse)))
 
 
 def adjoint_store(em: EmitState, s: Store, consume: bool = True):

@@ -63,7 +63,7 @@ def extremum_pass(em: EmitState, stmts, phase: int):
     for s in stmts:
         if isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (extremum_pass(em, s.body, phase), emit_reverse.primal_phis(em, s.phis, 1)),
-                         lambda: (extremum_pass(em, s.orelse, phase), emit_reverse.primal_phis(em, s.phis, 2)))
+                                lambda: (extremum_pass(em, s.orelse, phase), emit_reverse.primal_phis(em, s.phis, 2)))
         elif isinstance(s, Atomic):
             if not is_extremum(em, s):
                 continue
@@ -77,3 +77,11 @@ def extremum_pass(em: EmitState, stmts, phase: int):
             continue
         else:
             emit_primal.primal(em, s)
+
+
+def extremum_function(em: EmitState, fname: str, phase: int) -> str:
+    """The `def` text of pass `phase` (1: final values into S, 2: winners into W)."""
+    extremum_pass(em, em.ir.body, phase)
+    params = [p.name for p in em.ir.params] + [f"_x{n}{k}" for k in range(len(em.extrema))
+                                               for n in (("S",) if phase == 1 else ("S", "I", "W"))]
+    return f"def {fname}({', '.join(params)}):\n" + ("\n".join(em.lines) or "    pass") + "\n"

@@ -16,7 +16,7 @@ def forward(em: EmitState, stmts):
             continue
         if isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (forward(em, s.body), forward_phis(em, s.phis, 1)),
-                         lambda: (forward(em, s.orelse), forward_phis(em, s.phis, 2)))
+                                lambda: (forward(em, s.orelse), forward_phis(em, s.phis, 2)))
             continue
         emit_primal.primal(em, s)
         if isinstance(s, Alloc):

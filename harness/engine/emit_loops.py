@@ -97,9 +97,9 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
             loop_sweep(em, s, stores)
         elif isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (replay_block(em, s.body, tape_index, stores, record, loop),
-                                     emit_reverse.primal_phis(em, s.phis, 1)),
-                         lambda: (replay_block(em, s.orelse, tape_index, stores, record, loop),
-                                  emit_reverse.primal_phis(em, s.phis, 2)))
+                                                emit_reverse.primal_phis(em, s.phis, 1)),
+                                lambda: (replay_block(em, s.orelse, tape_index, stores, record, loop),
+                                         emit_reverse.primal_phis(em, s.phis, 2)))
         elif isinstance(s, Atomic) and s.target in em.taped_loads and tape_index is not None:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
         elif isinstance(s, (Store, Atomic)):

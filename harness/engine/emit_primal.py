@@ -47,7 +47,7 @@ def primal(em: EmitState, s):
             # reverse returns a tuple of adjoints; forward returns the result's tangent itself
             tuple_ = s.mode == "reverse" and len(s.targets) == 1
             em.line(f"{', '.join(s.targets)}{',' if tuple_ else ''} = {call}"
-                      + em.comment_line(s.line))
+                    + em.comment_line(s.line))
         else:
             em.line(call + em.comment_line(s.line))
     elif isinstance(s, Assign):

@@ -3,9 +3,11 @@ adjoint in reverse order through the emitter registered for its kind (emit_adjoi
 control flow mirrored (reverse sweep). Functions over the emit state (emit_state.py)."""
 from __future__ import annotations
 
-from . import emit_adjoints, emit_loops, emit_parallel, emit_prefetch, emit_primal
+from ..core.errors import UnsupportedError
+from . import emit_adjoints, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_uniform
 from .emit_state import EmitState
-from .ir import Alloc, Assign, If, Loop, Store
+from .emit_uniform import uniform_slots
+from .ir import Alloc, Assign, If, Loop, Store, file_of, walk
 from .syntax import atom
 
 
@@ -23,7 +25,7 @@ def reverse_replay(em: EmitState, stmts):
             continue
         if isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (reverse_replay(em, s.body), primal_phis(em, s.phis, 1)),
-                         lambda: (reverse_replay(em, s.orelse), primal_phis(em, s.phis, 2)))
+                                lambda: (reverse_replay(em, s.orelse), primal_phis(em, s.phis, 2)))
         else:
             if em.taping and isinstance(s, Store) and id(stmts) not in em.early_prefetch:
                 emit_prefetch.hoist_prefetch(em, stmts)
@@ -74,3 +76,33 @@ def reverse_phis(em: EmitState, phis, side: int):
         if target in em.varied and em.is_varied(src):
             for j in em.lanes():
                 em.line(f"{em.d(src, j)} += {em.d(target, j)}")
+
+
+def reverse_function_body(em: EmitState, device: bool):
+    """The body of a reverse kernel (or of a device function's reverse): tape declarations, the
+    forward sweep, the adjoint sweep, and the Active scalars' reduction or return."""
+    if device and em.has_loops:
+        loop = next(s for s in walk(em.ir.body) if isinstance(s, Loop))
+        raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
+                               "yet (its tape has no overflow channel)", file=file_of(em.ir, loop), line=loop.line)
+    em.taping = True
+    if not device:
+        em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
+    if em.has_loops:
+        em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
+        emit_loops.tape_declarations(em, em.ir.body)
+    em.line("# forward sweep: replay the primal, keeping every value in registers")
+    reverse_replay(em, em.ir.body)
+    em.line("# reverse sweep: adjoints in reverse statement order")
+    adjoint_inits(em)
+    emit_uniform.slot_inits(em)
+    for r in em.ir.returns if device else []:
+        if em.is_varied(r):           # a device function's result is seeded like an Active return
+            em.line(f"{em.d(r, 0)} += {em.ftype(r)}(1.0)")
+    reverse(em, em.ir.body)
+    actives = emit_primal.active_scalars(em)
+    if device:
+        if actives:
+            em.line("return " + ", ".join(em.d(a, 0) for a in actives) + ("," if len(actives) == 1 else ""))
+    elif actives or em.uniform:
+        emit_parallel.active_reduction(em, actives, emit_uniform.slot_targets(em))

@@ -105,14 +105,14 @@ def cuda_call(st: LoweringState, name, node, out):
     if name == "cuda.syncthreads":
         if st.depth_ctl:
             raise st.err(node, "cuda.syncthreads() under a condition or in a dynamic loop is not supported "
-                                 "(every thread must reach the barrier; early returns before it count too)")
+                         "(every thread must reach the barrier; early returns before it count too)")
         out.append(Barrier(st.line))
         return None
     if name.startswith("cuda.atomic."):
         op = name.rsplit(".", 1)[1]
         if op not in ("add", "sub", "max", "min"):
             raise st.err(node, f"cuda.atomic.{op} cannot be differentiated: its result depends on the "
-                                 "order in which threads arrive (only add, sub, max and min are supported)")
+                         "order in which threads arrive (only add, sub, max and min are supported)")
         arr, idx, val = node.args
         if not (isinstance(arr, ast.Name) and arr.id in st.arrays):
             raise st.err(node, "the first argument of an atomic must be an array")

@@ -132,7 +132,7 @@ def index_atoms(st: LoweringState, p, index_node, node, out) -> tuple:
         raise st.err(node, "slices are not supported; index single elements")
     if len(elts) != p.ndim:
         raise st.err(node, f"'{p.name}' has {p.ndim} dimension(s) but is indexed with {len(elts)}; "
-                             f"index all dimensions at once, e.g. {p.name}[i, j]")
+                     f"index all dimensions at once, e.g. {p.name}[i, j]")
     index = tuple(expr(st, e, out) for e in elts)
     for a, e in zip(index, elts):
         if st.atom_type(a) not in ("int64", "int32", "uint32", "uint64", "int16", "int8", "bool"):

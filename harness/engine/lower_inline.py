@@ -27,7 +27,7 @@ def device_call(st: LoweringState, fn, node, out) -> list:
     st.nodiff_depth -= 1
     if len(partials) != len(operands):
         raise st.err(node, f"the rule for {fn.__name__} returns {len(partials)} partial(s) "
-                             f"for {len(operands)} operand(s)")
+                     f"for {len(operands)} operand(s)")
     t = st.temp()
     out.append(Assign(t, Prim("custom", tuple(value) + tuple(operands), tuple(partials)), st.line))
     st.types[t] = st.atom_type(value[0])

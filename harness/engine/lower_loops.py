@@ -34,7 +34,7 @@ def for_loop(st: LoweringState, s: ast.For, out):
     start_node = args[0] if len(args) >= 2 else ast.Constant(0)
     stop_node = args[1] if len(args) >= 2 else args[0]
     step = exprs.literal_int(st, step_node) if not (isinstance(step_node, ast.UnaryOp)
-                                               and isinstance(step_node.operand, ast.Constant)) \
+                                                    and isinstance(step_node.operand, ast.Constant)) \
         else -exprs.literal_int(st, step_node.operand)
     if step == 0:
         raise st.err(step_node, "range() step must not be zero")

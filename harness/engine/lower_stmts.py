@@ -49,7 +49,7 @@ def stmt(st: LoweringState, s, out):
     elif isinstance(s, ast.If):
         cond = exprs.expr(st, s.test, out)
         if_stmt(st, cond, lambda o: o.extend(block(st, s.body)),
-                     lambda o: o.extend(block(st, s.orelse)), out)
+                lambda o: o.extend(block(st, s.orelse)), out)
     elif isinstance(s, ast.Expr):
         if isinstance(s.value, ast.Constant):          # docstring or bare literal
             return
