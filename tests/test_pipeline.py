@@ -118,3 +118,18 @@ def test_engine_verifies_the_ir_after_every_pass_in_debug_runs(kernels, launchin
                                            Active(1.5), Duplicated(arr(), arr()), Duplicated(arr(), arr()),
                                            mode="reverse")
     assert seen == ([name for name, _ in pipeline.PASSES] if verify_ir else [])
+
+
+def test_pass_states_take_no_undeclared_attribute(kernels):
+    """Lowering and emitting state is declared field by field: a step that sets anything else fails
+    at once instead of adding state the loop snapshot (or a reader) does not know about."""
+    from harness.engine.codegen import Signature
+    from harness.engine.emit_state import EmitState
+    from harness.engine.frontend import parse_kernel
+    from harness.engine.lower_state import LoweringState
+    ir = _lower(kernels.widen_with_scratch)
+    em = EmitState.start(ir, Signature(activity={p.name: "const" for p in ir.params}), set(), {}, None)
+    st = LoweringState.start(parse_kernel(kernels.widen_with_scratch), PARAMS)
+    for state in (st, em):
+        with pytest.raises(AttributeError):
+            state.undeclared = 1

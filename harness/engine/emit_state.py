@@ -1,7 +1,7 @@
 """The code generator's state while it writes one function, every field in one place, and the few
 helpers every emitting step uses (output lines, shadow names). The steps themselves are functions
 over this state in the emit_*.py modules (codegen.py says which does what); adjoint emitters and
-mutants get it as `em`."""
+mutants get it as `em`. The class has slots: an attribute that is not a declared field cannot be set."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,7 +12,7 @@ from .ir import KernelIR, Loop, walk
 from .types import is_float
 
 
-@dataclass
+@dataclass(slots=True)
 class EmitState:
     ir: KernelIR
     sig: "codegen.Signature"                  # noqa: F821  (what the kernel is specialised for)

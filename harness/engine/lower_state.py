@@ -3,7 +3,8 @@
 Lowering a dynamic loop's body may have to start over with wider register types (lower_loops.py),
 so everything lowering a body changes must be saved first and put back after: `snapshot` and
 `restore` copy every field except those marked `kept` (each with the reason it is not restored),
-so a new field is saved without anyone remembering to (tests/test_pipeline.py checks it).
+so a new field is saved without anyone remembering to (tests/test_pipeline.py checks it). The
+class has slots: an attribute that is not a declared field cannot be set.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def kept(why: str):
     return {"kept": why}
 
 
-@dataclass
+@dataclass(slots=True)
 class LoweringState:
     src: KernelSource                       # the function whose body is being lowered (a helper while inlined)
     params: dict[str, Param]               # array and scalar parameters by name, allocated arrays included
