@@ -33,6 +33,9 @@ def for_loop(st: LoweringState, s: ast.For, out):
     step_node = args[2] if len(args) == 3 else ast.Constant(1)
     start_node = args[0] if len(args) >= 2 else ast.Constant(0)
     stop_node = args[1] if len(args) >= 2 else args[0]
+    if not _is_int_literal(step_node):
+        out.extend(stmts.block(st, runtime_step_range(st, s, start_node, stop_node, step_node)))
+        return
     step = exprs.literal_int(st, step_node) if not (isinstance(step_node, ast.UnaryOp)
                                                     and isinstance(step_node.operand, ast.Constant)) \
         else -exprs.literal_int(st, step_node.operand)
@@ -49,6 +52,36 @@ def for_loop(st: LoweringState, s: ast.For, out):
     brk, skip = jump_flags(st)
     body = lower_jumps(s.body, st.src, brk, skip)
     loop(st, s, out, "for", body, start=start, stop=stop, step=step, var=s.target.id, brk=brk)
+
+
+def _is_int_literal(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def runtime_step_range(st: LoweringState, s: ast.For, start, stop, step) -> list[ast.stmt]:
+    """`for v in range(a, b, s)` with a step known only at run time (a grid-stride loop's
+    `cuda.gridsize(1)`) as the `while` loop with Python's meaning: a, b and s evaluated once; the
+    counter advances before the body, so `continue` cannot skip it and `v` keeps the last value;
+    a zero or wrongly signed step runs no iteration (where Python raises for a zero step)."""
+    n = st.njumps = st.njumps + 1
+    k, e, d = (f"range{n}_{part}__" for part in ("next", "stop", "step"))
+    name = lambda v, ctx=ast.Load: ast.Name(v, ctx())             # noqa: E731
+    compare = lambda op, a, b: ast.Compare(name(a), [op], [name(b)])  # noqa: E731
+    zero = ast.Constant(0)
+    header = [ast.Assign([name(d, ast.Store)], step), ast.Assign([name(k, ast.Store)], start),
+              ast.Assign([name(e, ast.Store)], stop)]
+    test = ast.IfExp(ast.Compare(name(d), [ast.Gt()], [zero]), compare(ast.Lt(), k, e),
+                     ast.IfExp(ast.Compare(name(d), [ast.Lt()], [zero]), compare(ast.Gt(), k, e),
+                               ast.Constant(False)))
+    body = [ast.Assign([name(s.target.id, ast.Store)], name(k)),
+            ast.Assign([name(k, ast.Store)], ast.BinOp(name(k), ast.Add(), name(d)))] + list(s.body)
+    loop_ = ast.While(test, body, [])
+    for node in header + [loop_]:
+        ast.copy_location(node, s)
+        ast.fix_missing_locations(node)
+    return header + [loop_]
 
 
 def while_loop(st: LoweringState, s: ast.While, out):
