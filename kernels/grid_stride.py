@@ -23,8 +23,29 @@ def grid_stride_down(x, y, step):
 
 
 def grid_stride_in_place(x, y):
-    """y[i] read and written by the thread that owns i: disjoint across threads, but the ownership
-    analysis does not yet see through a run-time stride."""
+    """y[i] read and written by the thread that owns i: thread t touches only elements congruent
+    to t modulo the launch's thread count, so no other thread shares them."""
     start = cuda.grid(1)
     for i in range(start, x.size, cuda.gridsize(1)):
         y[i] = y[i] * x[i]
+
+
+def while_stride_in_place(x, y):
+    i = cuda.grid(1)
+    while i < x.size:
+        y[i] = y[i] * math.sin(x[i])
+        i += cuda.blockDim.x * cuda.gridDim.x
+
+
+def grid_stride_neighbour(x, y):
+    """Reads y[i + 1], which the next thread overwrites: a real cross-thread write-after-read."""
+    for i in range(cuda.grid(1), x.size - 1, cuda.gridsize(1)):
+        y[i] = y[i + 1] * x[i]
+
+
+def half_grid_stride(x, y):
+    """Advances by half the thread count: threads t and t + G/2 meet, so the update is shared."""
+    i = cuda.grid(1)
+    while i < x.size:
+        y[i] = y[i] * x[i]
+        i += cuda.gridsize(1) // 2

@@ -233,8 +233,8 @@ def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
             elif isinstance(s, Loop):
                 # registers change every iteration, so do the loop variable and what derives
                 # from them: iteration k of one thread may meet iteration k' of another
-                for reg, _ in s.carried:
-                    forms[reg] = None
+                for reg, end in s.carried:
+                    forms[reg] = _grid_stride_form(s, reg, end, form_of)
                 if s.var:
                     forms[s.var] = None
                 visit(s.header)
@@ -242,6 +242,46 @@ def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
 
     visit(ir.body)
     return forms
+
+
+GRID_SIZE_X = ({"gsize.0": 1}, {"bdim.x*gdim.x": 1})
+
+
+def _grid_stride_form(loop: Loop, reg: str, end, form_of) -> dict | None:
+    """A grid-stride counter: starts at +-gx + uniform terms and advances by +-G per iteration,
+    G = gridDim.x * blockDim.x, the launch's thread count along x. Thread t's values are then
+    congruent to +-t (mod G), distinct for the G threads, so the counter stays injective in the
+    thread however many iterations it runs. Its form keeps the start's and adds a symbol per loop
+    for the iteration's multiple of G: uniform, so two accesses agree only if they use the same
+    counter with the same offset. Any other register: None (unknown)."""
+    start = form_of(reg)
+    if not start or start.get("gx") not in (1, -1) or any(k in THREAD_SYMBOLS for k in start if k != "gx"):
+        return None
+    update = next((x for x in _flat(loop.body) if x.target == end), None)
+    if update is None or not isinstance(update.expr, Prim) or update.expr.op not in ("add", "sub"):
+        return None
+    a, b = update.expr.args
+    if a != reg:
+        return None
+    defined = {x.target: x.expr for x in _flat(loop.body)}
+
+    def body_form(atom):           # `i += cuda.gridsize(1)` computes G inside the body
+        if isinstance(atom, str) and atom in defined and atom != reg:
+            return _expr_form(defined[atom], body_form)
+        return form_of(atom)
+    step = body_form(b)
+    if step is None:
+        return None
+    if update.expr.op == "sub":
+        step = {k: -v for k, v in step.items()}
+    if step not in GRID_SIZE_X and {k: -v for k, v in step.items()} not in GRID_SIZE_X:
+        return None
+    return {**start, f"stride{loop.id}": 1}
+
+
+def _flat(stmts):
+    """The top-level statements of a body (an update under an `if` is a phi, not an Assign)."""
+    return [x for x in stmts if isinstance(x, Assign)]
 
 
 def _expr_form(e, form_of):
