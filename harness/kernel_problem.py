@@ -1,9 +1,16 @@
 """Adapt one kernel launch to the oracles' DiffProblem protocol.
 
 Every evaluation starts from fresh device copies of the host inputs, so no probe can see another's
-writes (snapshot and restore of every input around every probe).
+writes (snapshot and restore of every input around every probe). The adapter is pure: it keeps no
+state between calls. A derivative launch returns a `DerivativeLaunch` (every lane's result, the
+primal arrays the launch left, the engine's LaunchResult); whoever needs more than J v or J^T w
+(the gradient strategy's primal-state and batch-lane checks, the activity relations) reads it there,
+through `harness/launch_log.py`.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +37,21 @@ def same_layout(view: np.ndarray, values) -> np.ndarray:
     out = np.lib.stride_tricks.as_strided(flat, view.shape, view.strides)
     out[...] = values
     return out
+
+
+@dataclass(frozen=True)
+class DerivativeLaunch:
+    """One derivative launch, as values: what the gradient strategy and the relations read."""
+    mode: str                        # forward | reverse
+    given: dict                      # the tangent (forward) or cotangent (reverse), lane 0
+    lanes: list[dict]                # per batch lane: J v_j (forward) or J^T w_j (reverse)
+    primal_finals: dict | None       # the differentiable arrays' primal values after the launch
+    launch: Any                      # the engine's LaunchResult (compile jobs, generated source)
+
+    @property
+    def result(self) -> dict:
+        """Lane 0: J v or J^T w, keyed by argument name."""
+        return self.lanes[0]
 
 
 def _float(dtype) -> bool:
@@ -63,20 +85,7 @@ class KernelProblem:
         if self.dtype == "float64" and casts_to_float32(kernel):
             self.dtype = self.fd_precision = "float32"
         self.width = max([a.spec.width or 1 for a in args if a.spec.activity == "batch_duplicated"] + [1])
-        self.lane_error = 0.0            # batch lanes: max relative deviation from lane 0 x (j + 1)
-        self.primal_state_error = 0.0    # derivative launches' primal results vs the primal launch
-        self._primal_final = None
-        self.last_launch = None
-        self.launches: dict[str, object] = {}    # mode -> its latest LaunchResult
-        # The first derivative launches, (mode, tangent or cotangent, lane-0 result): the activity
-        # relations (harness/relations.py) reuse the gradient oracles' first results as references.
-        self.history: list[tuple[str, dict, dict]] = []
         self._check_memory()
-
-    def _remember(self, mode: str, given: dict, result: dict):
-        if len(self.history) < 8:
-            copy = lambda d: {k: np.array(v, dtype=np.float64, copy=True) for k, v in d.items()}  # noqa: E731
-            self.history.append((mode, copy(given), copy(result)))
 
     def _check_memory(self):
         """Layouts and aliasing (harness/layouts.py): a differentiable array must not overlap
@@ -119,24 +128,6 @@ class KernelProblem:
         return {a.spec.name: self.backend.to_host(v).astype(np.float64)
                 for a, v in zip(self.args, values) if a.spec.activity != "const" and a.spec.kind == "array"}
 
-    def _primal_final_values(self) -> dict:
-        if self._primal_final is None:
-            values = self._device_values()
-            self.engine.launch(self.kernel, self.config, *values, mode="primal")
-            self._primal_final = self._finals(values)
-        return self._primal_final
-
-    def _check_primal_state(self, values):
-        expected = self._primal_final_values()
-        got = self._finals(values)
-        for a in self.args:
-            name = a.spec.name
-            if a.spec.activity == "duplicated_no_need" or name not in expected:
-                continue
-            scale = max(1.0, float(np.max(np.abs(expected[name]), initial=0.0)))
-            err = float(np.max(np.abs(got[name] - expected[name]), initial=0.0)) / scale
-            self.primal_state_error = max(self.primal_state_error, err)
-
     def _annotate(self, values, shadows: dict, mode: str) -> list:
         """Wrap every value in its activity; shadows[name] is a list of per-lane host values."""
         out = []
@@ -157,17 +148,15 @@ class KernelProblem:
                 out.append(BatchDuplicated(v, tuple(dev)) if act == "batch_duplicated" else _WRAP[act](v, dev[0]))
         return out
 
-    def _lanes(self, vec: dict, names) -> dict:
-        """Lane j gets (j + 1) times the direction: lanes must come out scaled the same way."""
+    def _lanes(self, vec: dict, names, lane_seeds: list[dict] | None = None) -> dict:
+        """Lane j gets (j + 1) times the direction, so lanes must come out scaled the same way;
+        `lane_seeds` gives each lane its own direction instead (the rel-batch relation)."""
+        if lane_seeds is not None:
+            if len(lane_seeds) != self.width:
+                raise ValueError(f"{len(lane_seeds)} lane seeds for a batch of width {self.width}")
+            return {n: [np.asarray(seed.get(n, 0.0), dtype=np.float64) for seed in lane_seeds] for n in names}
         return {n: [np.asarray(vec.get(n, 0.0), dtype=np.float64) * (j + 1) for j in range(self.width)]
                 for n in names}
-
-    def _record_lanes(self, lanes: list[dict]):
-        for j, lane in enumerate(lanes[1:], start=1):
-            for name, val in lane.items():
-                ref = lanes[0][name] * (j + 1)
-                scale = max(1e-30, float(np.max(np.abs(ref), initial=0.0)))
-                self.lane_error = max(self.lane_error, float(np.max(np.abs(val - ref), initial=0.0)) / scale)
 
     def annotated(self, mode: str, values=None) -> list:
         """The launch arguments of a derivative launch with zero shadows (for compile-only use)."""
@@ -194,30 +183,27 @@ class KernelProblem:
         self.engine.launch(self.kernel, self.config, *values, mode="primal")
         return self._finals(values)
 
+    def primal_finals(self) -> dict:
+        """The differentiable arrays after a primal launch at the base point, in the kernel's own
+        dtype (what a derivative launch must leave them as)."""
+        return self._primal({}, as_float64=False)
+
     def jvp(self, tangent: dict) -> dict:
-        values = self._device_values()
-        names = [v.name for v in self.inputs]
-        args = self._annotate(values, self._lanes(tangent, names), "forward")
-        self.last_launch = self.engine.launch(self.kernel, self.config, *args, mode="forward")
-        self.launches["forward"] = self.last_launch
-        self._check_primal_state(values)
-        lanes = [{} for _ in range(self.width)]
-        for a, ann in zip(self.args, args):
-            if a.spec.activity != "const" and a.spec.kind == "array":
-                shadows = ann.shadows if isinstance(ann, BatchDuplicated) else (ann.shadow,)
-                for j, s in enumerate(shadows):
-                    lanes[j][a.spec.name] = self.backend.to_host(s).astype(np.float64)
-        self._record_lanes(lanes)
-        self._remember("forward", tangent, lanes[0])
-        return lanes[0]
+        return self.derivative("forward", tangent).result
 
     def vjp(self, cotangent: dict) -> dict:
+        return self.derivative("reverse", cotangent).result
+
+    def derivative(self, mode: str, seed: dict, lane_seeds: list[dict] | None = None) -> DerivativeLaunch:
+        """One forward (seed: a tangent of the inputs) or reverse (seed: a cotangent of the outputs)
+        launch at the base point, every lane's result returned as values."""
+        if mode not in ("forward", "reverse"):
+            raise ValueError(f"a derivative launch is forward or reverse, not {mode!r}")
+        given = {k: np.array(v, dtype=np.float64, copy=True) for k, v in seed.items()}
         values = self._device_values()
         names = [v.name for v in self.inputs]
-        args = self._annotate(values, self._lanes(cotangent, names), "reverse")
-        result = self.engine.launch(self.kernel, self.config, *args, mode="reverse")
-        self.last_launch = self.launches["reverse"] = result
-        self._check_primal_state(values)
+        args = self._annotate(values, self._lanes(seed, names, lane_seeds), mode)
+        result = self.engine.launch(self.kernel, self.config, *args, mode=mode)
         lanes = [{} for _ in range(self.width)]
         for a, ann in zip(self.args, args):
             if a.spec.activity == "const":
@@ -227,11 +213,15 @@ class KernelProblem:
                 shadows = ann.shadows if isinstance(ann, BatchDuplicated) else (ann.shadow,)
                 for j, s in enumerate(shadows):
                     lanes[j][name] = self.backend.to_host(s).astype(np.float64)
-            else:
+            elif mode == "reverse":
                 adj = result.adjoints[name]
                 adj = adj if isinstance(adj, tuple) else (adj,)
                 for j in range(self.width):
                     lanes[j][name] = np.float64(adj[j])
-        self._record_lanes(lanes)
-        self._remember("reverse", cotangent, lanes[0])
-        return lanes[0]
+        return DerivativeLaunch(mode, given, lanes, self._finals(values), result)
+
+    def with_launch(self, config=None, kernel=None, args: list[HostArg] | None = None) -> "KernelProblem":
+        """The same problem with another launch configuration, kernel or arguments (a new adapter)."""
+        return KernelProblem(self.engine, kernel if kernel is not None else self.kernel,
+                             config if config is not None else self.config,
+                             args if args is not None else self.args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernel_problem import KernelProblem
+from .kernel_problem import DerivativeLaunch, KernelProblem
 from .oracles.problem import StateVar
 
 
@@ -36,12 +36,11 @@ class NestedProblem(KernelProblem):
         self.outputs = [StateVar(p, tuple(names[p].value.shape)) for p in pairs]
         self.width = 1
 
-    def _run(self, primal_state: dict | None, shadows: dict, as_float64: bool) -> list:
+    def _run(self, primal_state: dict | None, shadows: dict, as_float64: bool) -> tuple[list, object]:
         overrides = dict(primal_state or {})
         overrides.update({self.pairs[p]: v for p, v in shadows.items()})
         values = self._device_values(overrides, as_float64=as_float64)
-        self.last_launch = self.engine.launch(self.kernel, self.config, *values, mode="primal")
-        return values
+        return values, self.engine.launch(self.kernel, self.config, *values, mode="primal")
 
     def _read(self, values, names) -> dict:
         by_name = {a.spec.name: v for a, v in zip(self.args, values)}
@@ -61,20 +60,22 @@ class NestedProblem(KernelProblem):
 
     def _primal(self, state: dict, as_float64: bool) -> dict:
         zero = {p: np.zeros(self._arg(p).value.shape) for p in self.pairs}
-        values = self._run(state, zero, as_float64=as_float64)
+        values, _ = self._run(state, zero, as_float64=as_float64)
         return self._read(values, list(self.pairs))
 
-    def _derivative(self, seed: dict, mode: str) -> dict:
+    def primal_finals(self) -> dict:
+        raise NotImplementedError("a nested kernel's launches are primal launches: no primal state to compare")
+
+    def derivative(self, mode: str, seed: dict, lane_seeds: list[dict] | None = None) -> DerivativeLaunch:
+        """The kernel's own (primal) launch with the seed in the shadow arguments; the shadows it
+        leaves are the derivative. No primal-state comparison (primal_finals None)."""
         if mode != self.nested_mode:
             raise NotImplementedError(f"the kernel differentiates in {self.nested_mode} mode only")
-        values = self._run(None, {p: seed[p] for p in self.pairs if p in seed}, as_float64=False)
+        if lane_seeds is not None:
+            raise NotImplementedError("a nested kernel has no batch lanes")
+        given = {k: np.array(v, dtype=np.float64, copy=True) for k, v in seed.items()}
+        values, launch = self._run(None, {p: seed[p] for p in self.pairs if p in seed}, as_float64=False)
         out = self._read(values, list(self.pairs.values()) + list(self.adjoints.values()))
         result = {p: out[s] for p, s in self.pairs.items()}
         result.update({a: np.float64(out[o].reshape(-1)[0]) for a, o in self.adjoints.items()})
-        return result
-
-    def jvp(self, tangent: dict) -> dict:
-        return self._derivative(tangent, "forward")
-
-    def vjp(self, cotangent: dict) -> dict:
-        return self._derivative(cotangent, "reverse")
+        return DerivativeLaunch(mode, given, [result], None, launch)

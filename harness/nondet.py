@@ -67,7 +67,7 @@ def nondet_verdict(problem: KernelProblem, mode: str, *, repeat: int = 1, block_
     tol = policy.repeat_rtol(problem.dtype)
 
     def evaluate(config) -> np.ndarray:
-        p = KernelProblem(problem.engine, problem.kernel, config, problem.args)
+        p = problem.with_launch(config=config)
         out = p.jvp(copy_values(v)) if mode == "forward" else p.vjp(copy_values(w))
         return _flat(out, keys)
 

@@ -60,33 +60,14 @@ def _float_scalar(a: HostArg) -> bool:
     return a.spec.kind == "scalar" and _is_float(getattr(a.value, "dtype", None))
 
 
-class _LaneProblem(KernelProblem):
-    """A KernelProblem whose batch lanes carry the given directions, not multiples of one."""
-
-    lane_vectors: list[dict] = []
-    all_lanes: list[dict] = []
-
-    def _lanes(self, vec, names):
-        return {n: [np.asarray(self.lane_vectors[j].get(n, 0.0), dtype=np.float64) for j in range(self.width)]
-                for n in names}
-
-    def _record_lanes(self, lanes):
-        self.all_lanes = lanes
-
-
-def _variant(problem: KernelProblem, changes: dict[str, dict], cls=KernelProblem, kernel=None,
+def _variant(problem: KernelProblem, changes: dict[str, dict], kernel=None,
              values: dict | None = None) -> KernelProblem:
     """The same launch with some arguments' specs changed (and, optionally, values and kernel)."""
     args = []
     for a in problem.args:
         spec = replace(a.spec, **changes[a.spec.name]) if a.spec.name in changes else a.spec
         args.append(HostArg(spec, (values or {}).get(a.spec.name, a.value)))
-    variant = cls(problem.engine, kernel or problem.kernel, problem.config, args)
-    # Same primal inputs, same primal result: reuse it for the variant's primal-state bookkeeping
-    # instead of paying one more primal launch per variant.
-    diff = {a.spec.name for a in args if a.spec.activity != "const" and a.spec.kind == "array"}
-    variant._primal_final = {k: v for k, v in problem._primal_final_values().items() if k in diff}
-    return variant
+    return problem.with_launch(kernel=kernel, args=args)
 
 
 def _evaluate(problem: KernelProblem, mode: str, v: dict, w: dict) -> dict:
@@ -143,7 +124,8 @@ def _refused(name: str, what: str, exc: Exception) -> OracleVerdict:
 # ----------------------------------------------------------------------------- the relations
 
 class _Relations:
-    def __init__(self, problem: KernelProblem, mode: str, rng: np.random.Generator, style: str):
+    def __init__(self, problem: KernelProblem, mode: str, rng: np.random.Generator, style: str,
+                 known: list[tuple[str, dict, dict]]):
         self.p, self.mode, self.style = problem, mode, style
         self.tol = policy.relation_rtol(problem.dtype)
         self.v = make_directions(problem, 1, rng)[0]
@@ -153,9 +135,9 @@ class _Relations:
         self.rng = rng
         self.keys = _keys(problem, mode)
         self._ref = self._ref2 = None
-        # The gradient oracles' first two derivative launches on this very problem are references
-        # for free: take their directions (or cotangents) instead of launching twice more.
-        known = [(given, result) for m, given, result in problem.history if m == mode]
+        # The gradient oracles' first two derivative launches on this very problem (a LaunchLog's
+        # history) are references for free: take their directions instead of launching twice more.
+        known = [(given, result) for m, given, result in known if m == mode]
         slot = "v" if mode == "forward" else "w"
         state = {s.name for s in (problem.inputs if mode == "forward" else problem.outputs)}
         if known and set(known[0][0]) >= state:
@@ -242,7 +224,7 @@ class _Relations:
             lanes_w = [self.w, self.w2] + [make_cotangent(self.p, rng) for _ in range(max(0, width - 2))]
             lanes_v, lanes_w = lanes_v[:width], lanes_w[:width]
             refs = [_evaluate(single, self.mode, lanes_v[j], lanes_w[j]) for j in range(width)]
-            lane_problem = _variant(self.p, {}, cls=_LaneProblem)
+            lane_problem = self.p
         else:
             diff = [a for a in self.p.args if a.spec.kind == "array" and a.spec.activity in ("duplicated", "duplicated_no_need")]
             if not diff:
@@ -250,11 +232,10 @@ class _Relations:
             width = 2
             lanes_v, lanes_w = [self.v, self.v2], [self.w, self.w2]
             refs = [self.reference(), self.reference2()]
-            lane_problem = _variant(self.p, {a.spec.name: {"activity": "batch_duplicated", "width": 2} for a in diff},
-                                    cls=_LaneProblem)
-        lane_problem.lane_vectors = lanes_v if self.mode == "forward" else lanes_w
-        _evaluate(lane_problem, self.mode, lanes_v[0], lanes_w[0])
-        results = [compare_derivatives(refs[j], lane_problem.all_lanes[j], self.keys, labels=f" (lane {j})")
+            lane_problem = _variant(self.p, {a.spec.name: {"activity": "batch_duplicated", "width": 2} for a in diff})
+        seeds = lanes_v if self.mode == "forward" else lanes_w
+        lanes = lane_problem.derivative(self.mode, seeds[0], lane_seeds=[copy_values(s) for s in seeds]).lanes
+        results = [compare_derivatives(refs[j], lanes[j], self.keys, labels=f" (lane {j})")
                    for j in range(width)]
         what = (f"BatchDuplicated width {width} vs {width} Duplicated launches, distinct directions"
                 + ("" if batched else " (the case's differentiable arrays batched)"))
@@ -295,13 +276,14 @@ class _Relations:
 
 
 def relation_verdicts(problem: KernelProblem, mode: str, *, rng: np.random.Generator | int = 0,
-                      style: str = "kernel") -> list[OracleVerdict]:
+                      style: str = "kernel", known: list[tuple[str, dict, dict]] = ()) -> list[OracleVerdict]:
     """Every activity relation that applies to this launch, one verdict each (none when a relation
-    does not apply, e.g. rel-const without const float arguments)."""
+    does not apply, e.g. rel-const without const float arguments). `known`: derivative results
+    already launched on this problem, (mode, seed, result) as a LaunchLog's history keeps them."""
     if mode not in ("forward", "reverse") or not problem.inputs or not problem.outputs:
         return []
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    return _Relations(problem, mode, rng, style).run()
+    return _Relations(problem, mode, rng, style, list(known)).run()
 
 
 # ----------------------------------------------------------------------------- rewriting a kernel
@@ -382,13 +364,19 @@ def activities_verdict(problem: KernelProblem, mode: str, *, directions: int = 2
     test is left to the declared activities' runs) for every valid activity assignment, summarized
     in one verdict named 'activities'. A combination the engine refuses with a harness error (an
     ActivityError, an UnsupportedError) is listed as refused, not failed."""
+    from .launch_log import LaunchLog
     from .oracles import run_gradient_oracles
     combos, total = activity_combinations(problem.args, limit)
+    reference = None            # the primal arrays after a primal launch: the same for every variant
     rows, counts = [], {"pass": 0, "fail": 0, "refused": 0, "error": 0}
     for n, assignment in enumerate(combos):
         changes = {name: {"activity": act, "width": None} for name, act in assignment.items()}
         try:
             variant = _variant(problem, changes)
+            if reference is None:
+                reference = problem.primal_finals()
+            diff = {a.spec.name for a in variant.args if a.spec.activity != "const" and a.spec.kind == "array"}
+            variant = LaunchLog(variant, {k: v for k, v in reference.items() if k in diff})
             verdicts = run_gradient_oracles(variant, mode, directions=directions, rtol=rtol, atol=atol, dot=False,
                                             zero_guard=zero_guard, rng=np.random.default_rng(seed + 1000 + n))
             failed = [v for v in verdicts if v.verdict == "fail"]

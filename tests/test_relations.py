@@ -77,15 +77,17 @@ def test_batch_case_compares_lanes_with_separate_launches(engine, launching_back
 
 
 def test_relations_reuse_the_oracles_first_launches(engine, launching_backend, host_args):
-    """With the gradient oracles' results in the problem's history, the reference costs nothing."""
+    """With the gradient oracles' results in a LaunchLog's history, the reference costs nothing."""
+    from harness.launch_log import LaunchLog
     from harness.oracles import run_gradient_oracles
     problem = _axpy_problem(engine, host_args)
-    run_gradient_oracles(problem, "forward", rng=1, dot=False)
+    log = LaunchLog(problem)
+    run_gradient_oracles(log, "forward", rng=1, dot=False)
     calls = []
     real = problem.engine.launch
     problem.engine = type("Counting", (), {"backend": engine.backend, "prepare": engine.prepare,
                                             "launch": lambda s, *a, **k: calls.append(k.get("mode")) or real(*a, **k)})()
-    verdicts = relation_verdicts(problem, "forward", rng=0)
+    verdicts = relation_verdicts(problem, "forward", rng=0, known=log.history)
     assert all(v.verdict == "pass" for v in verdicts), [v.message for v in verdicts]
     # noneed, batch, active: one launch each; both references came from the history
     assert calls.count("forward") == 3, calls

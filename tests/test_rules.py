@@ -310,11 +310,12 @@ def test_family_rows_match_kernels(kernels):
 def test_family_end_to_end(name, mode, dtype, kernels, engine, host_args, launching_backend, request):
     from harness.engine.launch import LaunchConfig
     from harness.kernel_problem import KernelProblem
+    from harness.launch_log import LaunchLog
     from harness.oracles import run_gradient_oracles
 
     out, x, y = _family_inputs(name, dtype)
     args = host_args(("out", out, "duplicated"), ("x", x, "duplicated"), ("y", y, "duplicated"))
-    problem = KernelProblem(engine, getattr(kernels, name), LaunchConfig.threads(N, N), args)
+    problem = LaunchLog(KernelProblem(engine, getattr(kernels, name), LaunchConfig.threads(N, N), args))
     verdicts = run_gradient_oracles(problem, mode, directions=2, rng=11)
     assert [v.name for v in verdicts] == [f"fd-{mode}", "zero", "dot"]
     bad = [f"{v.name}: {v.verdict}: {v.message}" for v in verdicts if v.verdict != "pass"]

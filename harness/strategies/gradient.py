@@ -16,35 +16,37 @@ class Gradient:
 
     def verdicts(self, ctx: RunContext) -> list[OracleVerdict]:
         from ..kernel_problem import KernelProblem
+        from ..launch_log import LaunchLog
         from ..oracles import run_gradient_oracles
         case, mode = ctx.case, ctx.mode
         problem = KernelProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args)
+        log = LaunchLog(problem)                  # what the oracles' derivative launches returned
         check = GradientCheck.from_check(case.check)
         chosen = chosen_shadows(ctx.args)
         with ctx.timed("oracles_s"):
-            verdicts = run_gradient_oracles(problem, mode, **check.oracle_kwargs(
+            verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
                 rng=np.random.default_rng(case.seed + 1), first=chosen))
-            stated = gradient_values_verdict(case, mode, problem, chosen)    # check.values (issue 10)
+            stated = gradient_values_verdict(case, mode, log, chosen)    # check.values (issue 10)
             if stated is not None:
                 verdicts.append(stated)
-        own = problem.launches.get(mode)          # not the other mode's, run by the dot test
+        own = log.latest.get(mode)                # not the other mode's, run by the dot test
         if own is not None:
             ctx.record_launch(own, mode)
-        verdicts.append(primal_state_verdict(problem))
+        verdicts.append(primal_state_verdict(log.primal_state_error, problem.dtype))
         if problem.width > 1:
-            verdicts.append(lane_verdict(problem))
-        verdicts += self._relations(ctx, problem, check)
+            verdicts.append(lane_verdict(log.lane_error, problem.dtype, problem.width))
+        verdicts += self._relations(ctx, problem, check, log.history)
         verdicts += self._nondet(ctx, problem)
         return verdicts
 
-    def _relations(self, ctx: RunContext, problem, check: GradientCheck) -> list[OracleVerdict]:
+    def _relations(self, ctx: RunContext, problem, check: GradientCheck, history) -> list[OracleVerdict]:
         """Issue 5: the activity relations (always, where they apply) and the `activities: all`
         enumeration (when the case asks); see docs/activities.md."""
         from ..relations import activities_verdict, relation_verdicts
         case, out = ctx.case, []
         with ctx.timed("relations_s"):
             out += relation_verdicts(problem, ctx.mode, rng=np.random.default_rng(case.seed + 2),
-                                     style=case.launch.style)
+                                     style=case.launch.style, known=history)
             if case.check.activities == "all":
                 kwargs = check.oracle_kwargs()
                 del kwargs["dot"], kwargs["fd"]
@@ -83,19 +85,19 @@ def chosen_shadows(args: list[HostArg]) -> dict | None:
     return chosen or None
 
 
-def primal_state_verdict(problem) -> OracleVerdict:
-    err = problem.primal_state_error
-    ok = err <= policy.repeat_rtol(problem.dtype)
+def primal_state_verdict(err: float, dtype: str) -> OracleVerdict:
+    """`err`: the largest difference of a derivative launch's primal arrays from a primal launch's."""
+    ok = err <= policy.repeat_rtol(dtype)
     return OracleVerdict("primal-state", "pass" if ok else "fail",
                          "derivative launches leave the primal arrays as a primal launch does" if ok else
                          f"derivative launch left primal arrays differing from a primal launch (rel err {err:.3g})",
                          metrics={"max_rel_err": err})
 
 
-def lane_verdict(problem) -> OracleVerdict:
-    err = problem.lane_error
-    ok = err <= policy.repeat_rtol(problem.dtype)
+def lane_verdict(err: float, dtype: str, width: int) -> OracleVerdict:
+    """`err`: the largest deviation of batch lane j from lane 0 times (j + 1)."""
+    ok = err <= policy.repeat_rtol(dtype)
     return OracleVerdict("batch-lanes", "pass" if ok else "fail",
-                         f"{problem.width} shadow lanes agree with separate directions" if ok else
+                         f"{width} shadow lanes agree with separate directions" if ok else
                          f"batch lanes disagree with lane 0 scaled (rel err {err:.3g})",
-                         metrics={"max_rel_err": err, "width": problem.width})
+                         metrics={"max_rel_err": err, "width": width})

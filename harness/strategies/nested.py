@@ -11,6 +11,7 @@ class Nested:
     name = "nested"
 
     def verdicts(self, ctx: RunContext) -> list[OracleVerdict]:
+        from ..launch_log import LaunchLog
         from ..nested_problem import NestedProblem
         from ..oracles import run_gradient_oracles
         case = ctx.case
@@ -20,10 +21,11 @@ class Nested:
         adjoints = {name: spec["adjoint"] for name, spec in specs.items() if "adjoint" in spec}
         problem = NestedProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args, pairs, nested.get("mode", "reverse"),
                                 adjoints=adjoints)
+        log = LaunchLog(problem)
         check = GradientCheck.from_check(case.check)
         with ctx.timed("oracles_s"):
-            verdicts = run_gradient_oracles(problem, problem.nested_mode,
+            verdicts = run_gradient_oracles(log, problem.nested_mode,
                                             **check.oracle_kwargs(dot=False, rng=np.random.default_rng(case.seed + 1)))
-        if problem.last_launch is not None:
-            ctx.record_launch(problem.last_launch, "primal")
+        if log.last is not None:                       # the kernel's own launch (it is a primal one)
+            ctx.record_launch(log.last, "primal")
         return [v for v in verdicts if v.verdict != "skip" or v.name != "dot"]
