@@ -71,10 +71,12 @@ def device_view(backend, host: np.ndarray, roots: dict | None = None, dtype=None
         return backend.asarray(np.ascontiguousarray(host, dtype=dtype) if dtype != host.dtype or not layout_ok
                                else host)
     roots = {} if roots is None else roots
-    key = (id(root), dtype.str)
-    if key not in roots:
-        roots[key] = (root, backend.asarray(root.ravel(order="K").astype(dtype, copy=True)))
-    flat = roots[key][1]
+    # one device copy per (host allocation, dtype), found by identity: two equal arrays are two allocations
+    shared = roots.setdefault(dtype.str, [])
+    flat = next((dev for host_root, dev in shared if host_root is root), None)
+    if flat is None:
+        flat = backend.asarray(root.ravel(order="K").astype(dtype, copy=True))
+        shared.append((root, flat))
     if plain:
         return flat.reshape(host.shape)
     strides = tuple(s // item * dtype.itemsize for s in host.strides)       # in elements, rescaled

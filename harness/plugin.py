@@ -4,15 +4,46 @@ Item ids read `cases/foo.yaml::packed-reverse-float32`. Tags become markers. A m
 (or one reusing another file's case id) is one ERROR item, `cases/foo.yaml::load`, recorded in the
 results like a run; every other file still runs. Outcomes travel on test reports as plain data
 (user_properties), so with pytest-xdist only the controller writes the results file and the report.
+
+Everything a pytest session keeps lives in `config.stash`: the chosen backend and engines
+(`PluginState`), the harness Session (backend, engines, caches), the results output. Nothing is
+kept in module globals and the plugin writes no environment variable of its own (numba's
+NUMBA_ENABLE_CUDASIM is set by harness.backends.prepare_environment, as numba reads it at import);
+xdist workers get the controller's backend through their `workerinput`.
 """
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 OUTCOME_KEY = "harness_outcome"
+WORKER_BACKEND_KEY = "harness_backend"     # in an xdist worker's workerinput: the controller's choice
+
+
+@dataclass
+class PluginState:
+    """What one pytest session decided and collected (config.stash[STATE])."""
+    backend: str                                    # sim | ptx | cuda
+    engines: tuple                                  # the AD engines every case runs on
+    announcement: str = ""                          # "backend sim (picked by auto: ...)"
+    outcomes: list = field(default_factory=list)    # this session's run records, for --baseline
+    other_failures: list = field(default_factory=list)   # failed tests that are not case runs
+    baseline_lines: list = field(default_factory=list)   # the --baseline judgement, for the summary
+
+
+STATE = pytest.StashKey[PluginState]()
+
+
+def plugin_state(config) -> PluginState:
+    return config.stash[STATE]
+
+
+def backend_name(config) -> str:
+    """The backend this pytest session runs on (the tests' fixtures ask here)."""
+    return config.stash[STATE].backend
 
 
 def pytest_addoption(parser):
@@ -44,23 +75,24 @@ def pytest_configure(config):
         name = _check_start(config)
     except ValueError as exc:                 # misuse: one clear line, before anything runs
         raise pytest.UsageError(str(exc)) from None
-    config.harness_backend = name
     from .engines import parse_engines
     try:
-        config.harness_engines = tuple(parse_engines(config.getoption("engine") or os.environ.get("HARNESS_ENGINE")))
+        engines = tuple(parse_engines(config.getoption("engine") or os.environ.get("HARNESS_ENGINE")))
     except ValueError as exc:
         raise pytest.UsageError(f"--engine: {exc}") from None
-    os.environ["HARNESS_BACKEND"] = name       # xdist workers inherit the choice
     prepare_environment(name)                  # before anything imports numba
+    from .backends import announce
+    config.stash[STATE] = PluginState(name, engines, announce(config.getoption("backend"), name))
     config.addinivalue_line("markers", "harness_case: a run of a YAML case")
     if _is_controller(config):
-        global _session_config
-        _session_config = config
         config.stash[_OUTPUT] = _make_output(config, name)
-    config.harness_outcomes = []             # this session's records, for --baseline
-    config.harness_other_failures = []       # failed tests that are not case runs (unit tests, crashes)
-    from .backends import announce
-    config.harness_announcement = announce(config.getoption("backend"), name)
+        config.pluginmanager.register(_Recorder(config), "harness-recorder")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, on the controller: a worker runs on the controller's backend."""
+    node.workerinput[WORKER_BACKEND_KEY] = backend_name(node.config)
 
 
 def pytest_sessionstart(session):
@@ -68,13 +100,14 @@ def pytest_sessionstart(session):
     config = session.config
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and _is_controller(config):
-        reporter.write_line(f"harness: {config.harness_announcement}")
+        reporter.write_line(f"harness: {plugin_state(config).announcement}")
 
 
 def _check_start(config) -> str:
     """The backend to use, after checking the options and environment a session depends on."""
     from .backends import cupy_available, resolve, run_timeout_from_env
-    name = resolve(config.getoption("backend"))
+    chosen = getattr(config, "workerinput", {}).get(WORKER_BACKEND_KEY)    # a worker: the controller's
+    name = chosen or resolve(config.getoption("backend"))
     if name == "cuda" and _is_controller(config) and not cupy_available():
         raise ValueError("--backend cuda needs cupy, which is not installed (pip install .[gpu]); "
                          "use --backend sim or ptx without a GPU")
@@ -128,7 +161,8 @@ class CaseFile(pytest.File):
             yield MalformedCaseItem.from_parent(self, name=MALFORMED_ITEM_NAME, error=error)
             return
         for case in cases:
-            for run in expand_runs(case, self.config.harness_backend, self.config.harness_engines):
+            state = plugin_state(self.config)
+            for run in expand_runs(case, state.backend, state.engines):
                 item = RunItem.from_parent(self, name=run.name, run=run)
                 for tag in case.tags:
                     marker = tag.replace("-", "_")
@@ -165,7 +199,7 @@ class MalformedCaseItem(pytest.Item):
         source = self.error.file or self.nodeid.split("::")[0]
         outcome = Outcome(
             run_id=f"{source}::{MALFORMED_ITEM_NAME}", case_id=source, source=source, variant=None,
-            mode=MALFORMED_ITEM_NAME, dtype=None, backend=self.config.harness_backend, state="ERROR",
+            mode=MALFORMED_ITEM_NAME, dtype=None, backend=backend_name(self.config), state="ERROR",
             message=f"malformed case file: {self.error}", title="malformed case file",
             error=ErrorRecord(type(self.error).__name__, str(self.error)))
         self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
@@ -193,7 +227,7 @@ def _get_session(config):
     """The session's backend, engines and caches, created with the first run (harness/session.py)."""
     if _SESSION not in config.stash:
         from .session import Session
-        config.stash[_SESSION] = Session(Path(config.rootpath), config.harness_backend)
+        config.stash[_SESSION] = Session(Path(config.rootpath), backend_name(config))
     return config.stash[_SESSION]
 
 
@@ -239,45 +273,50 @@ def pytest_runtest_protocol(item, nextitem):
 # describes where results and reports go); workers only hand outcomes over on their reports.
 
 _OUTPUT = pytest.StashKey["object"]()
-_session_config = None
 
 
 def _output(config):
     return config.stash.get(_OUTPUT, None) if config is not None else None
 
 
-def pytest_runtest_logreport(report):
-    if report.when != "call" and not (report.when == "setup" and report.failed):
-        return
-    output = _output(_session_config)
-    if output is None:
-        return
-    is_run = False
-    for key, value in getattr(report, "user_properties", []):
-        if key == OUTCOME_KEY:
-            is_run = True
-            _session_config.harness_outcomes.append(value)
-            output.record(report.nodeid, value)
-    if report.failed and not is_run:
-        _session_config.harness_other_failures.append(report.nodeid)
+class _Recorder:
+    """The controller's report hooks, registered per session with its config (pytest passes these
+    hooks the report only, so the config travels in the object, not in a module global)."""
 
+    def __init__(self, config):
+        self.config = config
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_handlecrashitem(crashitem, report, sched):
-    """pytest-xdist: the worker running `crashitem` died. Record the run as ERROR (crash), unless
-    its outcome was recorded already: then the worker left on purpose after it (a poisoned device
-    context, a launch that could not be stopped) and this report is a duplicate, hidden below."""
-    output = _output(_session_config)
-    if output is None:
+    def pytest_runtest_logreport(self, report):
+        if report.when != "call" and not (report.when == "setup" and report.failed):
+            return
+        output, state = _output(self.config), plugin_state(self.config)
+        if output is None:
+            return
+        is_run = False
+        for key, value in getattr(report, "user_properties", []):
+            if key == OUTCOME_KEY:
+                is_run = True
+                state.outcomes.append(value)
+                output.record(report.nodeid, value)
+        if report.failed and not is_run:
+            state.other_failures.append(report.nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem, report, sched):
+        """pytest-xdist: the worker running `crashitem` died. Record the run as ERROR (crash), unless
+        its outcome was recorded already: then the worker left on purpose after it (a poisoned device
+        context, a launch that could not be stopped) and this report is a duplicate, hidden below."""
+        output = _output(self.config)
+        if output is None:
+            return None
+        if crashitem in output.recorded:
+            report.outcome = "passed"
+            report.harness_duplicate = True
+            return None
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "a worker")
+        output.record_crash(crashitem, worker)
+        report.longrepr = f"{report.longrepr}\n(recorded in the results as ERROR, category crash)"
         return None
-    if crashitem in output.recorded:
-        report.outcome = "passed"
-        report.harness_duplicate = True
-        return None
-    worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "a worker")
-    output.record_crash(crashitem, worker)
-    report.longrepr = f"{report.longrepr}\n(recorded in the results as ERROR, category crash)"
-    return None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -306,22 +345,23 @@ def _judge_against_baseline(session) -> None:
     from .report.cli import new_failure_lines
     from .report.compare import compare
     config = session.config
+    state = plugin_state(config)
     try:
         _, baseline, _ = read_many(config.getoption("baseline"))
     except (OSError, ValueError) as exc:
-        config._harness_baseline_lines = [f"baseline not read: {exc}"]
+        state.baseline_lines = [f"baseline not read: {exc}"]
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
         return
-    current = [Outcome.from_json(record) for record in config.harness_outcomes]
+    current = [Outcome.from_json(record) for record in state.outcomes]
     comparison = compare(baseline, current)
     lines = [f"baseline: {comparison.summary()}", *new_failure_lines(comparison)]
     if comparison.new_failures:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    elif session.exitstatus == pytest.ExitCode.TESTS_FAILED and not config.harness_other_failures:
+    elif session.exitstatus == pytest.ExitCode.TESTS_FAILED and not state.other_failures:
         session.exitstatus = pytest.ExitCode.OK
         lines.append(f"no new failures: the {failing_in_both(baseline, current)} failing run(s) failed in "
                      "the baseline too; exit status 0")
-    config._harness_baseline_lines = lines
+    state.baseline_lines = lines
 
 
 def failing_in_both(baseline, current) -> int:
@@ -338,8 +378,9 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_sep("-", "harness report")
         for line in output.summary:
             terminalreporter.write_line(line)
-        announcement = getattr(config, "harness_announcement", "")
+        announcement = plugin_state(config).announcement
         if "picked by auto" in announcement:      # say why, not only which
             terminalreporter.write_line(announcement)
-    for line in getattr(config, "_harness_baseline_lines", []):
+    state = config.stash.get(STATE, None)
+    for line in state.baseline_lines if state is not None else []:
         terminalreporter.write_line(line)

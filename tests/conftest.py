@@ -21,9 +21,10 @@ KERNELS_FILE = TESTS / "kernels_for_tests.py"
 
 
 @pytest.fixture(scope="session")
-def backend():
+def backend(pytestconfig):
     from harness.backends import get_backend
-    return get_backend()
+    from harness.plugin import backend_name
+    return get_backend(backend_name(pytestconfig))
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import sys
 
 BACKENDS = ("sim", "ptx", "cuda")
 _current = None
+_prepared: str | None = None     # the backend this process's environment was prepared for (numba's choice)
 
 
 def gpu_available() -> bool:
@@ -100,12 +101,16 @@ def prepare_environment(name: str) -> None:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    global _prepared
+    _prepared = name
 
 
 def get_backend(name: str | None = None):
-    """The process-wide backend instance (created once; the choice cannot change later)."""
+    """The process-wide backend instance (created once; the choice cannot change later). Without a
+    name: the backend the process was prepared for (the pytest plugin prepares it), else
+    HARNESS_BACKEND, else auto."""
     global _current
-    name = resolve(name)
+    name = resolve(name or _prepared)
     if _current is not None:
         if _current.name != name:
             raise RuntimeError(f"backend '{_current.name}' is already active in this process; cannot switch to '{name}'")

@@ -110,7 +110,8 @@ class BroadcastLauncher:
         self.engine = engine or default_engine()
         self.style = style
         self.names = tuple(names) if names else None
-        self._plans: dict[tuple, Plan] = {}
+        self._plans: dict[tuple, Plan] = {}                 # packed primal plans, per generated source
+        self._kernels: dict[KernelSpec, tuple[Any, str]] = {}  # generated kernels, per spec
 
     @property
     def backend(self):
@@ -220,7 +221,7 @@ class BroadcastLauncher:
         if packed:
             bc = tuple(values[k] for k in members)
             if mode == "primal":
-                kernel, path = kernelgen.build(spec(True))
+                kernel, path = self._build(spec(True))
                 return _Call(kernel, path, [names[0], PACKED_NAME], [anns[0], Const(bc)], True)
             # A derivative launch: the packed argument must be isbits and of one activity; then
             # it is differentiated split (equivalent; see the module docstring).
@@ -231,9 +232,15 @@ class BroadcastLauncher:
                 raise MixedActivityError(
                     f"packed argument 1 ('{PACKED_NAME}') mixes activities: {listed}; split the arguments "
                     "(launch: split) or give them one activity", argument=1, param=PACKED_NAME)
-        kernel, path = kernelgen.build(spec(False))
+        kernel, path = self._build(spec(False))
         return _Call(kernel, path, [names[0]] + [names[k] for k in members],
                      [anns[0]] + [anns[k] for k in members], False)
+
+    def _build(self, spec: KernelSpec) -> tuple[Any, str]:
+        """The generated kernel of `spec` and its source path, written and loaded once per launcher."""
+        if spec not in self._kernels:
+            self._kernels[spec] = kernelgen.build(spec)
+        return self._kernels[spec]
 
     # ------------------------------------------------------------------ packed primal launches
     def _packed_plan(self, call: _Call):
@@ -241,7 +248,7 @@ class BroadcastLauncher:
         front end compiles this one itself (after the same argument classification and isbits
         check) and records the compile job."""
         infos = classify(self.backend, call.params, tuple(call.args), "primal")
-        key = (id(call.kernel), tuple(i.type_key() for i in infos))
+        key = (call.source, tuple(i.type_key() for i in infos))     # the content-hashed generated file
         plan = self._plans.get(key)
         if plan is None:
             target = self.backend.config(self.options.fastmath, self.options.debug)

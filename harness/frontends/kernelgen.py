@@ -35,8 +35,10 @@ import numpy as np
 
 from ..engine.cache import load_function, write_module
 
+# The names generated files resolve. The files are process-wide (content-hashed in the engine's
+# cache and imported once per process), so the names in them are too: an append-only table of
+# references, never a cache of a session's results (those live in each launcher, per engine).
 _REGISTRY: dict[str, Any] = {}
-_RUNTIME_LABELS: dict[int, str] = {}
 _counter = itertools.count(1)
 _file_modules: dict[str, pytypes.ModuleType] = {}
 
@@ -46,13 +48,12 @@ _file_modules: dict[str, pytypes.ModuleType] = {}
 def reference(obj: Any) -> str:
     """A textual reference to `obj` that `resolve` turns back into it (registered in-process)."""
     ref = _stable_reference(obj)
-    if ref is None:
-        ref = _RUNTIME_LABELS.get(id(obj))
-        if ref is None or _REGISTRY.get(ref) is not obj:
+    if ref is None:                    # a run-time object keeps the label it was given first
+        ref = next((r for r, known in _REGISTRY.items() if known is obj and r.startswith("object:")), None)
+        if ref is None:
             label = getattr(obj, "__qualname__", None) or type(obj).__name__
             ref = f"object:{label}#{next(_counter)}"
-            _RUNTIME_LABELS[id(obj)] = ref
-    _REGISTRY[ref] = obj               # also keeps run-time objects alive, so ids are not reused
+    _REGISTRY[ref] = obj
     return ref
 
 
@@ -203,20 +204,23 @@ class _Globals:
         from numba import cuda as cuda_module
         self.taken = taken
         self.lines: list[str] = []
-        self.names: dict[int, str] = {id(cuda_module): "cuda"}
-        self.keep: list[Any] = [cuda_module]
+        self.bound: list[tuple[Any, str]] = [(cuda_module, "cuda")]     # (object, its global name)
+
+    def name_of(self, obj) -> str | None:
+        """The global name `obj` is bound to in this file (found by identity), if any."""
+        return next((name for known, name in self.bound if known is obj), None)
 
     def bind(self, obj, hint: str, comment: str = "") -> str:
-        if id(obj) in self.names:
-            return self.names[id(obj)]
+        known = self.name_of(obj)
+        if known is not None:
+            return known
         fn = obj if isinstance(obj, pytypes.FunctionType) else None
         if fn is not None and fn.__closure__:
             special = self.specialize(fn, {}, hint)
             if special is not None:
                 return special
         name = _unique(_identifier(hint), self.taken)
-        self.names[id(obj)] = name
-        self.keep.append(obj)
+        self.bound.append((obj, name))
         suffix = f"        # {comment}" if comment else ""
         if isinstance(obj, pytypes.ModuleType):
             self.lines.append(f"import {obj.__name__} as {name}{suffix}")
@@ -247,8 +251,7 @@ class _Globals:
         suffix = "_".join(_identifier(p) for p in (list(consts) or captured)) or "folded"
         name = _unique(f"{_identifier(fn.__name__)}__{suffix}", self.taken)
         if not consts:
-            self.names[id(fn)] = name   # before the body: a self-reference resolves to the copy
-        self.keep.append(fn)
+            self.bound.append((fn, name))   # before the body: a self-reference resolves to the copy
         renames: dict[str, str] = {}
         import builtins
         for var in dict.fromkeys(loaded):
@@ -437,15 +440,9 @@ def _describe(op: Operand) -> str:
     return "scalar"
 
 
-_generated: dict[KernelSpec, tuple[Any, str]] = {}
-
-
 def build(spec: KernelSpec) -> tuple[Any, str]:
-    """(the generated kernel function, its source path); written and loaded once per spec."""
-    hit = _generated.get(spec)
-    if hit is None:
-        fname, text = source(spec)
-        path = write_module(fname, text)
-        hit = (load_function(path, fname), str(path))
-        _generated[spec] = hit
-    return hit
+    """(the generated kernel function, its source path), written to the content-hashed cache (a
+    launcher keeps what it built, per spec)."""
+    fname, text = source(spec)
+    path = write_module(fname, text)
+    return load_function(path, fname), str(path)
