@@ -1,9 +1,10 @@
 """Docs that cannot drift: every table of options, keys, states, facts and mutants in docs/ is
 checked against the code it describes, and every `module.py: name` reference against the module.
 
-The checker is generic (`table_keys`): a new table gets one line here. Owners: the case-key and
-engine-option tables follow harness/cases/schema.json (the case format's single definition), the
-rule list in docs/engine.md follows harness/engine/rules.py.
+The checker is generic (`table_keys`): a new table gets one line here. Owners: the case-key,
+activity, expect and engine-option tables follow harness/cases/schema.json (the case format's single
+definition), the meta-line table harness/results.py, the tolerance table harness/policy.py; the
+rule list in docs/engine.md is generated from harness/engine/rules.py (tests/test_rule_cases.py).
 """
 from __future__ import annotations
 
@@ -81,6 +82,47 @@ def test_launch_table_matches_the_schema():
     assert table_keys("case-format.md", "launch") == _props("launch")
 
 
+def test_array_and_scalar_tables_match_the_schema():
+    assert table_keys("case-format.md", "array") == _props("array")
+    assert table_keys("case-format.md", "scalar") == _props("scalar")
+
+
+def test_argument_tables_cover_the_schema():
+    """`args`: the keys of its own table, and `array` / `scalar` in subsections of their own."""
+    documented = set(table_keys("case-format.md", "args")) | {"array", "scalar"}
+    text = section("case-format.md", "args")
+    documented |= {k for k in _props("arg") if f"`{k}:" in text or f"`{k}`" in text}
+    assert documented == set(_props("arg"))
+
+
+def test_activity_table_matches_the_schema():
+    enum = _schema()["$defs"]["activity"]["enum"]
+    assert table_keys("case-format.md", "Activities") == enum
+
+
+def test_values_table_matches_the_schema():
+    assert sorted(table_keys("case-format.md", "values")) == sorted(_props("expected_values"))
+
+
+def test_expect_forms_match_the_schema():
+    """`{error: {type, match?, ...}}`: each documented form and its keys are the schema's."""
+    forms = {}
+    rows = [line.split("|")[1] for line in section("case-format.md", "expect").splitlines() if line.startswith("| `")]
+    for key in rows:
+        m = re.match(r"\s*\{(\w+): \{([\w?, ]+)\}\}", key.replace("`", ""))
+        if m:
+            forms[m.group(1)] = [k.strip().rstrip("?") for k in m.group(2).split(",")]
+    one = _schema()["$defs"]["expect_one"]["else"]["properties"]
+    assert set(forms) == set(one)
+    for form, keys in forms.items():
+        assert sorted(keys) == sorted(one[form].get("properties", {})), form
+
+
+def test_program_and_jobs_tables_match_the_schema():
+    assert table_keys("case-format.md", "program") == _props("program")
+    assert table_keys("case-format.md", "jobs") == list(_schema()["$defs"]["jobs"]["items"]["properties"])
+
+
 # ----------------------------------------------------------------------------- results and report
 
 def test_run_record_fields_match_the_outcome():
@@ -89,6 +131,20 @@ def test_run_record_fields_match_the_outcome():
     fields = [f.name for f in dataclasses.fields(Outcome)]
     assert [k for k in documented if k in fields] == fields
     assert set(documented) - set(fields) <= {"session"}      # added by the session's results writer
+
+
+def test_meta_line_fields_match_the_metadata_written():
+    from harness.results import collect_metadata
+    documented = [k for k in table_keys("report.md", "The meta line") if k != "type"]
+    assert documented == list(collect_metadata("sim"))
+
+
+def test_tolerance_table_is_the_policys():
+    from harness.policy import GRADIENT_RTOL_ATOL
+    rows = [line for line in section("oracles.md", "Tolerances").splitlines() if line.startswith("| float")]
+    documented = {cells[0]: (float(cells[1]), float(cells[2]))
+                  for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)}
+    assert documented == GRADIENT_RTOL_ATOL
 
 
 def test_documented_states_are_the_policys():
