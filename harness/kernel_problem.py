@@ -17,26 +17,11 @@ import numpy as np
 from .activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from .engine.launch import Engine, LaunchConfig
 from .inputs import HostArg, laid_out
-from .layouts import Buffer, check_aliasing, check_layout, device_view, recast_view, root_of
+from .layouts import Buffer, check_aliasing, check_layout, copy_with_layout, device_view, filled_like
 from .oracles.problem import StateVar
 from .precision import casts_to_float32
 
 _WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
-
-
-def same_layout(view: np.ndarray, values) -> np.ndarray:
-    """A fresh host array with `view`'s strides and offset, holding `values`."""
-    if view.flags.c_contiguous and root_of(view) is view:     # an offset view keeps its offset
-        return np.array(np.broadcast_to(values, view.shape), dtype=view.dtype)
-    base = view
-    while base.base is not None:
-        base = base.base
-    new_base = np.zeros_like(np.asarray(base))
-    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    flat = new_base.reshape(-1).view(np.uint8)[offset:].view(view.dtype)
-    out = np.lib.stride_tricks.as_strided(flat, view.shape, view.strides)
-    out[...] = values
-    return out
 
 
 @dataclass(frozen=True)
@@ -112,8 +97,8 @@ class KernelProblem:
                 host = v
                 if overrides and a.spec.name in overrides:
                     # an FD probe s + h v is built in float64 before anything is rounded
-                    template = recast_view(v, np.float64) if wide else v
-                    host = same_layout(template, np.asarray(overrides[a.spec.name], dtype=template.dtype))
+                    template = copy_with_layout(v, np.float64) if wide else v
+                    host = filled_like(template, np.asarray(overrides[a.spec.name], dtype=template.dtype))
                 # as_float64: the float64 reference of FD, in the same layout
                 v = device_view(self.backend, host, roots, np.float64 if wide else None)
             elif a.spec.kind == "scalar":
@@ -143,7 +128,7 @@ class KernelProblem:
             else:
                 layout = (a.spec.shadow or {}).get("layout")   # the shadows' own layout, else the primal's
                 host = [laid_out(np.broadcast_to(np.asarray(s, dtype=a.value.dtype), a.value.shape), layout) if layout else
-                        same_layout(a.value, np.asarray(s).astype(a.value.dtype)) for s in shadows[name]]
+                        filled_like(a.value, np.asarray(s).astype(a.value.dtype)) for s in shadows[name]]
                 dev = [device_view(self.backend, h) for h in host]
                 out.append(BatchDuplicated(v, tuple(dev)) if act == "batch_duplicated" else _WRAP[act](v, dev[0]))
         return out

@@ -42,18 +42,42 @@ def _as_strided(flat, shape, strides):
     return xp.lib.stride_tricks.as_strided(flat, shape, strides)
 
 
-def recast_view(host: np.ndarray, dtype) -> np.ndarray:
-    """A host copy of `host` in another dtype with the same layout (strides and offset counted in
-    elements), so a float64 probe of a float32 argument is never rounded through float32."""
-    dtype = np.dtype(dtype)
+def element_layout(host: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]] | None:
+    """(the allocation `host` views, its offset into it, its strides), offset and strides counted in
+    elements; None where they cannot be (a view that reinterprets its allocation as another dtype, or
+    an allocation that is not one contiguous block)."""
     root = root_of(host)
     item = host.dtype.itemsize
     offset = (_pointer(host) or 0) - (_pointer(root) or 0)
-    if root.dtype != host.dtype or offset % item or any(s % item for s in host.strides):
+    if (root.dtype != host.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous)
+            or offset % item or any(s % item for s in host.strides)):
+        return None
+    return root, offset // item, tuple(s // item for s in host.strides)
+
+
+def _in_layout(flat, offset: int, shape, strides: tuple[int, ...]):
+    """A view of the 1-d array `flat` (numpy or a device array) at an element offset and strides."""
+    return _as_strided(flat[offset:], tuple(shape), tuple(s * flat.dtype.itemsize for s in strides))
+
+
+def copy_with_layout(host: np.ndarray, dtype=None) -> np.ndarray:
+    """A fresh host copy of `host` (in `dtype` if given) that keeps its layout: the same strides and
+    offset, in elements, into a copy of its whole allocation; so a float64 probe of a float32 argument
+    is never rounded through float32, and a shadow has its primal's strides. A plain contiguous copy
+    where the layout cannot be kept (`element_layout` is None)."""
+    dtype = np.dtype(dtype) if dtype is not None else host.dtype
+    layout = None if root_of(host) is host and host.flags.c_contiguous else element_layout(host)
+    if layout is None:
         return np.array(host, dtype=dtype)
-    flat = root.ravel(order="K").astype(dtype, copy=True)
-    strides = tuple(s // item * dtype.itemsize for s in host.strides)
-    return np.lib.stride_tricks.as_strided(flat[offset // item:], host.shape, strides)
+    root, offset, strides = layout
+    return _in_layout(root.ravel(order="K").astype(dtype, copy=True), offset, host.shape, strides)
+
+
+def filled_like(view: np.ndarray, values) -> np.ndarray:
+    """A fresh host array with `view`'s layout (copy_with_layout) holding `values`."""
+    out = copy_with_layout(view)
+    out[...] = values
+    return out
 
 
 def device_view(backend, host: np.ndarray, roots: dict | None = None, dtype=None):
@@ -61,15 +85,12 @@ def device_view(backend, host: np.ndarray, roots: dict | None = None, dtype=None
     its allocation, and, through `roots` (one dict per launch), the same sharing: arguments that are
     views of one host allocation become views of one device allocation."""
     dtype = np.dtype(dtype) if dtype is not None else host.dtype
-    root = root_of(host)
-    plain = root is host and host.flags.c_contiguous
-    item = host.dtype.itemsize
-    offset = (_pointer(host) or 0) - (_pointer(root) or 0)
-    layout_ok = (root.dtype == host.dtype and (root.flags.c_contiguous or root.flags.f_contiguous)
-                 and offset % item == 0 and all(s % item == 0 for s in host.strides))
-    if plain and roots is None or not layout_ok:
-        return backend.asarray(np.ascontiguousarray(host, dtype=dtype) if dtype != host.dtype or not layout_ok
+    plain = root_of(host) is host and host.flags.c_contiguous
+    layout = element_layout(host)
+    if plain and roots is None or layout is None:
+        return backend.asarray(np.ascontiguousarray(host, dtype=dtype) if dtype != host.dtype or layout is None
                                else host)
+    root, offset, strides = layout
     roots = {} if roots is None else roots
     # one device copy per (host allocation, dtype), found by identity: two equal arrays are two allocations
     shared = roots.setdefault(dtype.str, [])
@@ -79,8 +100,7 @@ def device_view(backend, host: np.ndarray, roots: dict | None = None, dtype=None
         shared.append((root, flat))
     if plain:
         return flat.reshape(host.shape)
-    strides = tuple(s // item * dtype.itemsize for s in host.strides)       # in elements, rescaled
-    return _as_strided(flat[offset // item:], tuple(host.shape), strides)
+    return _in_layout(flat, offset, host.shape, strides)
 
 
 def launch_buffers(names: Sequence[str], args: Sequence[Any], is_array) -> list[Buffer]:

@@ -94,11 +94,11 @@ def test_device_view_of_a_plain_array_is_a_plain_copy():
     assert np.shares_memory(device_view(be, x, roots), device_view(be, x, roots))   # passed twice
 
 
-def test_same_layout_gives_shadows_the_primals_layout():
-    from harness.kernel_problem import same_layout
+def test_filled_like_gives_shadows_the_primals_layout():
+    from harness.layouts import filled_like
     base = np.arange(30.0)
     for view in (base[2::3], base[7:17], np.arange(12.0).reshape(3, 4).T):
-        shadow = same_layout(view, np.ones(view.shape))
+        shadow = filled_like(view, np.ones(view.shape))
         assert shadow.strides == view.strides and np.all(shadow == 1)
         assert _ptr(shadow) - _ptr(root_of(shadow)) == _ptr(view) - _ptr(root_of(view))
         assert not np.shares_memory(shadow, view)

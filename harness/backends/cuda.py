@@ -24,15 +24,8 @@ class CudaBackend(Backend):
     def asarray(self, host):
         if host.flags.c_contiguous:
             return self.cp.asarray(host)
-        # keep the view's layout: copy its base, then view it with the same strides and offset
-        base = host
-        while base.base is not None:
-            base = base.base
-        # the base's bytes in memory order (a Fortran-ordered base must not be flattened in C order)
-        dev_base = self.cp.asarray(base.ravel(order="K")).view(self.cp.uint8)
-        offset = host.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-        flat = dev_base[offset:].view(host.dtype)
-        return self.cp.lib.stride_tricks.as_strided(flat, host.shape, host.strides)
+        from ..layouts import device_view            # a view keeps its strides and offset
+        return device_view(self, host, {})
 
     def to_host(self, arr):
         return self.cp.asnumpy(arr)

@@ -23,7 +23,8 @@ class SimBackend(Backend):
         return TargetConfig("cuda", None, fastmath, debug)    # the simulator runs CUDA semantics
 
     def asarray(self, host):
-        return np.array(host, copy=True) if host.flags.c_contiguous else _strided_copy(host)
+        from ..layouts import copy_with_layout       # a view keeps its strides and offset
+        return np.array(host, copy=True) if host.flags.c_contiguous else copy_with_layout(host)
 
     def to_host(self, arr):
         return np.array(arr, copy=True)
@@ -63,15 +64,3 @@ class SimBackend(Backend):
     def _stuck():
         from .sim_block import still_stuck
         return still_stuck()
-
-
-def _strided_copy(view: np.ndarray) -> np.ndarray:
-    """Copy a view into fresh memory with the same layout (strides and offsets preserved)."""
-    base = view.base if view.base is not None else view
-    while base.base is not None:
-        base = base.base
-    new_base = np.array(base, copy=True)
-    # ravel in memory order: a Fortran-ordered base flattened in C order would scramble the elements
-    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return np.lib.stride_tricks.as_strided(new_base.ravel(order="K").view(np.uint8)[offset:].view(view.dtype),
-                                           view.shape, view.strides)
