@@ -8,7 +8,7 @@ from harness.bench.cli import add_bench_parser
 from harness.fuzz.cli import add_fuzz_parser
 from harness.mutation_run import add_mutate_parser
 from harness.report.cli import add_report_parser
-from harness.run_cli import add_run_parser
+from harness.session_cli import add_run_parser
 from harness.tools.new import add_new_parser
 from harness.tools.reduce import add_reduce_parser
 from harness.tools.show import add_show_parser

@@ -16,25 +16,34 @@ from .cases.allowed_types import ALLOWED_TYPES, describe_allowed
 from .errors import CaseError
 from .model import ArgSpec, ArraySpec, KernelRef
 
+# The project's kernel files, imported once per process (as Python imports a module once): a
+# broadcast kernel generated around a case's function resolves it in this very module object.
 _modules: dict[str, Any] = {}
 
 
-def load_function(ref: KernelRef | str, root: Path):
-    """Import `kernels/file.py:name` from the project (by path, once per file)."""
+def import_file(file: Path):
+    """The module of a Python file, imported by path once per process."""
+    key = str(Path(file).resolve())
+    if key not in _modules:
+        spec = importlib.util.spec_from_file_location(f"harness_kernels.{Path(key).stem}", key)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _modules[key] = module
+    return _modules[key]
+
+
+def load_kernel(ref: KernelRef | str, root: Path):
+    """A case's kernel `kernels/file.py:name`, from a file inside the project (harness.engine.cache
+    loads the engine's generated files; this loads the user's)."""
     if isinstance(ref, str):
         path, _, name = ref.partition(":")
         ref = KernelRef(path, name)
     file = (root / ref.path).resolve()
     if root.resolve() not in file.parents:
         raise CaseError(f"kernel file {ref.path} is outside the project", key="kernel")
-    key = str(file)
-    if key not in _modules:
-        spec = importlib.util.spec_from_file_location(f"harness_kernels.{file.stem}", file)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _modules[key] = module
+    module = import_file(file)
     try:
-        return getattr(_modules[key], ref.function)
+        return getattr(module, ref.function)
     except AttributeError:
         raise CaseError(f"{ref.path} has no function '{ref.function}'", key="kernel") from None
 
@@ -137,7 +146,7 @@ def build_args(specs: tuple[ArgSpec, ...], seed: int, root: Path) -> list[HostAr
         elif spec.kind == "type":
             value = resolve_type(spec.value)
         elif spec.kind == "function":
-            value = load_function(spec.value, root)
+            value = load_kernel(spec.value, root)
         else:
             raise CaseError(f"unknown argument kind {spec.kind}", key=spec.name)
         out.append(HostArg(spec, value))

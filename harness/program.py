@@ -27,7 +27,7 @@ import numpy as np
 from .activity import Active, Const, Duplicated
 from .engine.launch import Engine, LaunchConfig
 from .errors import UnsupportedError
-from .inputs import HostArg, init_array, load_function
+from .inputs import HostArg, init_array, load_kernel
 from .model import LaunchStep, ProgramSpec
 from .oracles.problem import StateVar
 from .precision import casts_to_float32
@@ -64,7 +64,7 @@ class ProgramProblem:
         self.engine, self.backend, self.args, self.replay = engine, engine.backend, args, replay
         self.launches = []
         for step in program.launches():
-            fn = load_function(step.kernel, root)
+            fn = load_kernel(step.kernel, root)
             access = array_access(fn)
             params = fn.__code__.co_varnames[:fn.__code__.co_argcount]
             to_buffer = dict(zip(params, step.args))

@@ -23,7 +23,7 @@ from .engine.seams import default_seams
 from .engines import version as engine_version
 from .engines.expectations import judge_engine_refusal
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
-from .inputs import HostArg, build_args, load_function
+from .inputs import HostArg, build_args, load_kernel
 from .model import ErrorRecord, OracleVerdict, Outcome, Run
 from .strategies import RunContext, strategy_for
 from .verdicts import check_jobs, judge
@@ -171,7 +171,7 @@ class Runner:
         case = run.case
         t0 = time.time()
         specs = apply_dtype(case, run.dtype)
-        kernel = load_function(case.kernel, self.root)
+        kernel = load_kernel(case.kernel, self.root)
         args = build_args(specs, case.seed, self.root)
         outcome.args = [{"name": a.spec.name, "kind": a.spec.kind, "activity": a.spec.activity,
                          "shape": list(np.shape(a.value)) if a.spec.kind == "array" else [],

@@ -21,11 +21,11 @@ def _copy(backend, values):
 def test_hand_written_kernel_matches_generated(launching_backend, engine, bench, mode, label):
     from harness.bench.suite import hand_launcher
     from harness.engine.launch import LaunchConfig
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
 
     backend = launching_backend
     n = 150                                   # a partial last warp and a partial block
-    kernel = load_function(bench.kernel, ROOT)
+    kernel = load_kernel(bench.kernel, ROOT)
     config = LaunchConfig.threads(n, min(bench.block, 64))
     base = bench.values(np, n, seed=3)
     base = {k: ((backend.asarray(v), backend.asarray(s) if s is not None else None) if isinstance(v, np.ndarray)

@@ -40,11 +40,11 @@ def be():
 @pytest.fixture(scope="module")
 def k(be):
     """kernels/broadcast.py, loaded as the case runner loads it."""
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
 
     class Kernels:
         def __getattr__(self, name):
-            return load_function(f"kernels/broadcast.py:{name}", ROOT)
+            return load_kernel(f"kernels/broadcast.py:{name}", ROOT)
     return Kernels()
 
 

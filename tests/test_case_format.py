@@ -82,10 +82,10 @@ def test_steps_are_per_argument_group():
 
 
 def test_float32_casts_are_seen_in_the_kernel_and_its_helpers():
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from harness.precision import casts_to_float32
-    assert casts_to_float32(load_function("kernels/precision.py:float32_inside", ROOT))
-    assert not casts_to_float32(load_function("kernels/loops.py:weighted_sum_dynamic", ROOT))
+    assert casts_to_float32(load_kernel("kernels/precision.py:float32_inside", ROOT))
+    assert not casts_to_float32(load_kernel("kernels/loops.py:weighted_sum_dynamic", ROOT))
 
 
 # ----------------------------------------------------------------------------- items 3, 4, 5: loader
@@ -217,11 +217,11 @@ def test_program_mistakes_are_load_errors(tmp_path, old, new, message):
 
 
 def test_kernel_access_scan():
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from harness.program_access import array_access
-    access = array_access(load_function("kernels/programs.py:compact_positive", ROOT))
+    access = array_access(load_kernel("kernels/programs.py:compact_positive", ROOT))
     assert access.writes == {"out", "counter"} and access.reads == {"x", "counter"}
-    access = array_access(load_function("kernels/programs.py:diffuse", ROOT))
+    access = array_access(load_kernel("kernels/programs.py:diffuse", ROOT))
     assert access.writes == {"u_next"} and access.reads == {"u"}
 
 
@@ -254,11 +254,11 @@ def test_numpy_reference_catches_a_wrong_broadcast_axis():
 
 
 def test_direct_reference_skips_order_dependent_kernels():
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from harness.primal_reference import _order_dependent
-    assert "atomic" in _order_dependent(load_function("kernels/programs.py:compact_positive", ROOT))
-    assert "autodiff" in _order_dependent(load_function("kernels/nested.py:df", ROOT))
-    assert _order_dependent(load_function("kernels/programs.py:diffuse", ROOT)) is None
+    assert "atomic" in _order_dependent(load_kernel("kernels/programs.py:compact_positive", ROOT))
+    assert "autodiff" in _order_dependent(load_kernel("kernels/nested.py:df", ROOT))
+    assert _order_dependent(load_kernel("kernels/programs.py:diffuse", ROOT)) is None
 
 
 # ----------------------------------------------------------------------------- item 8: nested Active

@@ -13,7 +13,7 @@ import pytest
 from harness.cli import build_parser, main
 from harness.model import Outcome
 from harness.results import ResultsWriter
-from harness.run_cli import tag_expression
+from harness.session_cli import tag_expression
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -195,12 +195,12 @@ def test_store_mask_twin_marks_plain_stores_only(tmp_path):
 def _launch(engine_name: str, kernel_ref: str, config, *args, mode):
     from harness.backends import get_backend
     from harness.engines import create
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     backend = get_backend()
     if not backend.can_launch:
         pytest.skip("launches need the sim or cuda backend")
     engine = create(engine_name, backend)
-    return engine.launch(load_function(kernel_ref, ROOT), config, *args, mode=mode)
+    return engine.launch(load_kernel(kernel_ref, ROOT), config, *args, mode=mode)
 
 
 @pytest.mark.parametrize("engine", ["warp", "taichi"])

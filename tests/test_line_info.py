@@ -37,9 +37,9 @@ def test_row_recurrence_reverse_compiles_in_the_ptx_tier(engine, backend):
 
     from harness.activity import Duplicated
     from harness.engine.launch import LaunchConfig
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from tests.conftest import ROOT
-    kernel = load_function("kernels/soundness.py:row_recurrence", ROOT)
+    kernel = load_kernel("kernels/soundness.py:row_recurrence", ROOT)
     x, a = np.zeros((8, 5)), np.zeros(8)
     plan, _ = engine.prepare(kernel, LaunchConfig.threads(8, 8),
                              (Duplicated(x, np.zeros_like(x)), Duplicated(a, np.zeros_like(a)), 4), "reverse")

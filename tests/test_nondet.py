@@ -33,13 +33,13 @@ class NoisyEngine:
 
 def _problem(engine, host_args, threads=16, block=8, dtype=np.float64):
     from harness.engine.launch import LaunchConfig
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from harness.kernel_problem import KernelProblem
     rng = np.random.default_rng(1)
     args = host_args(("out", np.zeros(threads, dtype), "duplicated"), ("a", dtype(1.5), "active"),
                      ("x", rng.standard_normal(threads).astype(dtype), "duplicated"),
                      ("y", rng.standard_normal(threads).astype(dtype), "duplicated"))
-    kernel = load_function("kernels/elementwise.py:axpy", ROOT)
+    kernel = load_kernel("kernels/elementwise.py:axpy", ROOT)
     return KernelProblem(engine, kernel, LaunchConfig.threads(threads, block), args)
 
 

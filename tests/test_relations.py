@@ -38,7 +38,7 @@ class BrokenEngine:
 
 def _axpy_problem(engine, host_args, *, a="active", x="duplicated", y="duplicated", out="duplicated", width=None):
     from harness.engine.launch import LaunchConfig
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from harness.kernel_problem import KernelProblem
     rng = np.random.default_rng(3)
     args = host_args(("out", np.zeros(16), out), ("a", np.float64(1.5), a),
@@ -46,7 +46,7 @@ def _axpy_problem(engine, host_args, *, a="active", x="duplicated", y="duplicate
     if width:
         args = [HostArg(replace(h.spec, activity="batch_duplicated", width=width), h.value)
                 if h.spec.activity == "batch_duplicated" else h for h in args]
-    kernel = load_function("kernels/elementwise.py:axpy", ROOT)
+    kernel = load_kernel("kernels/elementwise.py:axpy", ROOT)
     return KernelProblem(engine, kernel, LaunchConfig.threads(16, 8), args)
 
 
@@ -146,7 +146,7 @@ def test_a_wrong_active_adjoint_fails_rel_active(engine, launching_backend, host
 def test_refused_variant_is_a_skip_that_says_why(engine, launching_backend, host_args):
     """A const alias cannot be made Duplicated: rel-const is skipped, with the ActivityError."""
     from harness.engine.launch import LaunchConfig
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from harness.kernel_problem import KernelProblem
     x = np.random.default_rng(0).standard_normal(8)
     specs = [ArgSpec("out", "array", "duplicated", array=ArraySpec((8,), "float64")),
@@ -154,7 +154,7 @@ def test_refused_variant_is_a_skip_that_says_why(engine, launching_backend, host
              ArgSpec("y", "array", "const", array=ArraySpec((8,), "float64")),
              ArgSpec("z", "array", "duplicated", array=ArraySpec((8,), "float64"))]
     args = [HostArg(specs[0], np.zeros(8)), HostArg(specs[1], x), HostArg(specs[2], x), HostArg(specs[3], x.copy())]
-    problem = KernelProblem(engine, load_function("kernels/layouts.py:triple_product", ROOT), LaunchConfig.threads(8), args)
+    problem = KernelProblem(engine, load_kernel("kernels/layouts.py:triple_product", ROOT), LaunchConfig.threads(8), args)
     verdicts = _by_name(relation_verdicts(problem, "forward", rng=0))
     assert verdicts["rel-const"].verdict == "skip"
     assert "refused: ActivityError" in verdicts["rel-const"].message and "share memory" in verdicts["rel-const"].message
@@ -163,8 +163,8 @@ def test_refused_variant_is_a_skip_that_says_why(engine, launching_backend, host
 # ----------------------------------------------------------------------------- rewriting a kernel
 
 def test_buffered_kernel_reads_the_scalar_from_a_buffer(backend):
-    from harness.inputs import load_function
-    fn = buffered_kernel(load_function("kernels/elementwise.py:axpy", ROOT), ["a"])
+    from harness.inputs import load_kernel
+    fn = buffered_kernel(load_kernel("kernels/elementwise.py:axpy", ROOT), ["a"])
     import inspect
     source = Path(inspect.getsourcefile(fn)).read_text()
     assert "def axpy__scalar_buffers(out, a_buf, x, y):\n    a = a_buf[0]\n" in source

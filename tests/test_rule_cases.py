@@ -77,7 +77,7 @@ def _case_rule_modes() -> dict[str, set[str]]:
     from harness.engine.frontend import parse_kernel
     from harness.engine.ir import Assign, Param, Prim, walk
     from harness.engine.normalize import lower_kernel
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     used: dict[str, set[str]] = {}
     for path in sorted((ROOT / "cases").glob("*.yaml")):
         for case in load_case_file(path, ROOT):
@@ -90,7 +90,7 @@ def _case_rule_modes() -> dict[str, set[str]]:
             params = [Param(a.name, a.kind, a.array.dtype if a.kind == "array" else (a.dtype or "float64"),
                             len(a.array.shape) if a.kind == "array" else 0) for a in case.args]
             try:
-                ir = lower_kernel(parse_kernel(load_function(case.kernel, ROOT)), params)
+                ir = lower_kernel(parse_kernel(load_kernel(case.kernel, ROOT)), params)
                 activity = {a.name: a.activity for a in case.args}
                 for arr in ir.local_arrays:
                     activity[arr.name] = "duplicated" if np.issubdtype(np.dtype(arr.dtype), np.floating) else "const"

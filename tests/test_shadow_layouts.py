@@ -16,7 +16,7 @@ import pytest
 from harness.activity import BatchDuplicated, Const, Duplicated
 from harness.engine.launch import Engine, LaunchConfig, derivative_arg_types
 from harness.engine.signature import classify
-from harness.inputs import laid_out, load_function
+from harness.inputs import laid_out, load_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAPE = (16, 12)
@@ -25,7 +25,7 @@ CONFIG = LaunchConfig.threads(SHAPE, (8, 8))
 
 @pytest.fixture(scope="module")
 def mul2d(backend):
-    return load_function("kernels/layouts.py:mul2d", ROOT)
+    return load_kernel("kernels/layouts.py:mul2d", ROOT)
 
 
 def _arrays(be, order_primal="C", order_shadow="F"):

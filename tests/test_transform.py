@@ -439,8 +439,8 @@ def test_unsupported_construct_names_file_and_line(kernels, engine, backend, cfg
 
 
 def test_missing_derivative_rule_is_refused_at_its_line(engine, backend, cfg):
-    from harness.inputs import load_function
-    kernel = load_function("kernels/elementwise.py:lgamma_map", ROOT)
+    from harness.inputs import load_kernel
+    kernel = load_kernel("kernels/elementwise.py:lgamma_map", ROOT)
     with pytest.raises(UnsupportedError, match=r"elementwise\.py:\d+: cannot differentiate `lgamma`") as info:
         engine.prepare(kernel, cfg.threads(4, 4), [_dup(backend, 4), _dup(backend, 4)], "reverse")
     src = Path(info.value.file).read_text().splitlines()

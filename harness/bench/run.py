@@ -41,7 +41,7 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
 
     from ..backends import get_backend
     from ..engine.launch import Engine, LaunchConfig
-    from ..inputs import load_function
+    from ..inputs import load_kernel
 
     backend = get_backend("cuda")
     engine = Engine(backend)
@@ -51,7 +51,7 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
     copy_bps = 2 * 4 * n / t_copy
     rows = []
     for b in benches:
-        kernel = load_function(b.kernel, root)
+        kernel = load_kernel(b.kernel, root)
         values = b.values(cp, n)
         config = LaunchConfig.threads(n, b.block)
         row = {"name": b.name, "kernel": b.kernel, "modes": {}}
@@ -91,8 +91,8 @@ def launch_overhead(engine, root: Path) -> dict:
     import cupy as cp
 
     from ..engine.launch import LaunchConfig
-    from ..inputs import load_function
-    axpy = load_function("kernels/elementwise.py:axpy", root)
+    from ..inputs import load_kernel
+    axpy = load_kernel("kernels/elementwise.py:axpy", root)
     out, x, y = cp.zeros(256, np.float32), cp.ones(256, np.float32), cp.ones(256, np.float32)
     cfg = LaunchConfig.threads(256, 256)
     bound = engine.bind(axpy, cfg, out, np.float32(1.5), x, y)

@@ -40,6 +40,7 @@ import numpy as np
 from ..activity import Active, BatchDuplicated, Const, Duplicated, activity_name, unwrap
 from ..engine.jobs import CompilerJob
 from ..engine.launch import Engine, LaunchConfig, LaunchResult, Plan, default_engine
+from ..engine.launch import _numba_type as engine_numba_type
 from ..engine.signature import classify
 from ..errors import ActivityError, KernelError, MixedActivityError
 from ..engine.isbits import check_argument, is_array_like, is_number, type_name
@@ -273,14 +274,11 @@ def _one_element_view(ann):
 
 
 def _numba_type(info):
-    from numba import types
-    from numba.np.numpy_support import from_dtype
+    """The engine's numba type of an argument, and of a packed tuple argument member by member."""
     if info.kind == "tuple":
+        from numba import types
         return types.BaseTuple.from_types([_numba_type(m) for m in info.members])
-    scalar = from_dtype(np.dtype(info.dtype))
-    if info.kind == "array":
-        return types.Array(scalar, info.ndim, info.layout)
-    return scalar
+    return engine_numba_type(info)
 
 
 def _kernel_value(info):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.util
 import inspect
 import itertools
 import keyword
@@ -40,7 +39,6 @@ from ..engine.cache import load_function, write_module
 # references, never a cache of a session's results (those live in each launcher, per engine).
 _REGISTRY: dict[str, Any] = {}
 _counter = itertools.count(1)
-_file_modules: dict[str, pytypes.ModuleType] = {}
 
 
 # ----------------------------------------------------------------------------- references
@@ -79,15 +77,8 @@ def _getattr_chain(obj, qual: str):
 
 
 def _load_file(path: str) -> pytypes.ModuleType:
-    if path not in _file_modules:
-        from .. import inputs                # the case runner's own module cache, if it has the file
-        module = getattr(inputs, "_modules", {}).get(str(Path(path).resolve()))
-        if module is None:
-            spec = importlib.util.spec_from_file_location(f"harness_kernels.{Path(path).stem}", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        _file_modules[path] = module
-    return _file_modules[path]
+    from ..inputs import import_file        # the module the case's own kernel came from
+    return import_file(Path(path))
 
 
 def _stable_reference(obj) -> str | None:

@@ -14,7 +14,7 @@ from typing import Iterable
 
 from harness.model import STATES, Outcome
 from harness.report.categories import load_rules
-from harness.report.compare import Comparison, latest_by_key
+from harness.report.compare import ResultsDiff, latest_by_key
 from harness.report.render import build_view, render_view
 from harness.results import atomic_write_text, read_results
 
@@ -26,7 +26,7 @@ class ReportResult:
     path: Path
     total_runs: int
     state_counts: dict[str, int]
-    comparison: Comparison | None
+    comparison: ResultsDiff | None
     warnings: list[str]
     size_bytes: int
     backends: tuple[str, ...] = ()

@@ -59,7 +59,9 @@ class Change:
 
 
 @dataclass
-class Comparison:
+class ResultsDiff:
+    """What changed from a baseline's results to the current ones (not an entrywise oracle
+    comparison, which is harness.oracles.tolerance.Comparison)."""
     new_failures: list[Change] = field(default_factory=list)   # not bad before, bad now
     newly_fixed: list[Change] = field(default_factory=list)    # bad before, PASS/XFAIL now
     changed_errors: list[Change] = field(default_factory=list)  # bad both times, differently
@@ -90,7 +92,7 @@ def _error_type(outcome: Outcome) -> str | None:
 
 
 def compare(baseline: Iterable[Outcome], current: Iterable[Outcome],
-            category_of: Callable[[Outcome], str | None] | None = None) -> Comparison:
+            category_of: Callable[[Outcome], str | None] | None = None) -> ResultsDiff:
     """Classify every run of either set.
 
     - new failure: bad now (FAIL, ZERO, NONDET, ERROR, XPASS) and not bad in the baseline. The
@@ -103,7 +105,7 @@ def compare(baseline: Iterable[Outcome], current: Iterable[Outcome],
     category_of = category_of or (lambda o: o.error.category if o.error else None)
     old = latest_by_key(baseline)
     new = latest_by_key(current)
-    result = Comparison()
+    result = ResultsDiff()
 
     def change(key: RunKey, before: Outcome | None, after: Outcome | None) -> Change:
         return Change(run_id=key[0], backend=key[1], engine=key[2],

@@ -34,7 +34,7 @@ from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
 from harness.report import svg
 from harness.report.categories import CategoryRule, categorize_outcome, load_rules
 from harness.policy import QUIET
-from harness.report.compare import (BAD_STATES, DEFAULT_ENGINE, Change, Comparison, compare, engine_of,
+from harness.report.compare import (BAD_STATES, DEFAULT_ENGINE, Change, ResultsDiff, compare, engine_of,
                                     latest_by_key, run_key)
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -352,7 +352,7 @@ class ReportView:
     cases: list[CaseView]
     tags: list[str]
     categories: list[tuple[str, list[RunView]]]
-    comparison: Comparison | None
+    comparison: ResultsDiff | None
     anchors: dict                        # run key -> anchor, for comparison links
     metas: list[tuple[str, dict]]
     bench: list[tuple[str, Markup]]

@@ -35,9 +35,9 @@ def add_run_parser(subparsers) -> None:
     p.add_argument("-t", "--tag", dest="tags", action="append", default=[], metavar="TAG",
                    help="only cases with this tag (repeatable: any of them; default: all)")
     p.add_argument("--baseline", action="append", default=[], metavar="OLD_RESULTS",
-                   help="results of an earlier run: exit 1 only on runs that fail now and did not fail there "
+                   help="results of an earlier session: exit 1 only on runs that fail now and did not fail there "
                         "(default: none; exit 1 on any failure)")
-    p.set_defaults(func=run_run)
+    p.set_defaults(func=run_session)
 
 
 def tag_expression(tags: list[str]) -> str:
@@ -71,7 +71,7 @@ class _ReportPath:
         self.path = output.report_path if output is not None else None
 
 
-def run_run(args) -> int:
+def run_session(args) -> int:
     import pytest
     cwd = Path.cwd()
     root = project_root(cwd)
