@@ -209,7 +209,7 @@ def test_early_return_derivatives(kernels, engine, launching_backend, cfg):
 # ----------------------------------------------------------------------------- index ownership
 
 def _owned(kernel, dims, **kinds):
-    from harness.engine.analysis import LaunchShape, owned_arrays
+    from harness.engine.ownership import LaunchShape, owned_arrays
     return owned_arrays(_lower(kernel, **kinds), LaunchShape(dims))
 
 
@@ -241,7 +241,7 @@ def test_owned_arrays(kernels, name, dims, kinds, owned):
 
 
 def test_block_times_dim_plus_thread_is_the_global_index(kernels):
-    from harness.engine.analysis import affine_forms
+    from harness.engine.ownership import affine_forms
     from harness.engine.ir import Assign, Load, walk as ir_walk
     ir = _lower(kernels.manual_global_index, **ONE_D)
     forms = affine_forms(ir)

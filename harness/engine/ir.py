@@ -164,7 +164,7 @@ class KernelIR:
     nested: list = field(default_factory=list)             # Nested statements, in order
     nodiff: set = field(default_factory=set)               # values never differentiated (rule bodies)
     local_arrays: list = field(default_factory=list)       # shared and local arrays the kernel allocates
-    # affine forms of scalar parameters (analysis.affine_forms): None for a kernel, whose scalar
+    # affine forms of scalar parameters (ownership.affine_forms): None for a kernel, whose scalar
     # arguments are uniform over the launch; a function differentiated on the device gets its
     # arguments' forms at the call site (e.g. {'gx': 1}), None for those that have none
     param_forms: dict | None = None

@@ -16,7 +16,7 @@ import numpy as np
 from ..core.records import MODES
 from ..core.target import default_backend
 from ..core.errors import KernelFaultError, UnsupportedError
-from .analysis import LaunchShape
+from .ownership import LaunchShape
 from .cache import load_function, write_module
 from .memory import argument_buffers, check_arguments, check_nested_aliasing
 from .codegen import Signature, function_text, module_text

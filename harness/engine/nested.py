@@ -10,7 +10,8 @@ import ast
 
 from ..core.target import TargetConfig
 from ..core.errors import NestedCompilationError, UnsupportedError
-from .analysis import affine_forms, analyze, extremum_atomics, visit_guarded
+from .analysis import analyze, extremum_atomics
+from .ownership import affine_forms, visit_guarded
 from .codegen import Signature, function_text
 from .frontend import KernelSource, parse_kernel, resolve_global
 from .ir import KernelIR, Lit, Nested, Param, file_of

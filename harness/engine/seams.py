@@ -5,7 +5,7 @@
 - `rules`: the derivative rules, function name -> partials (rules.PARTIALS);
 - `emitters`: the reverse sweep's adjoint emitter per statement kind, and its shared steps
   (emit_adjoints.ADJOINT_EMITTERS; emit_adjoints.statement_kind says which statement gets which);
-- `owned_arrays`, `mark_taped_loads`: the analyses that decide atomics and taping (analysis.py);
+- `owned_arrays`, `mark_taped_loads`: the analyses that decide atomics and taping (ownership.py, analysis.py);
 - `option_defaults`: engine option values that replace EngineOptions' defaults (a case's own
   `engine:` options still win).
 
@@ -41,7 +41,8 @@ class Seams:
 
 def default_seams() -> Seams:
     from . import rules
-    from .analysis import mark_taped_loads, owned_arrays
+    from .analysis import mark_taped_loads
+    from .ownership import owned_arrays
     from .emit_adjoints import ADJOINT_EMITTERS
     return Seams(rules=MappingProxyType(rules.PARTIALS), emitters=MappingProxyType(ADJOINT_EMITTERS),
                  owned_arrays=owned_arrays, mark_taped_loads=mark_taped_loads)
