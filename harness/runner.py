@@ -22,6 +22,7 @@ from .engine.launch import Engine, EngineOptions, LaunchConfig
 from .engine.seams import default_seams
 from .engines import version as engine_version
 from .engines.expectations import judge_engine_refusal
+from .engines.isolation import OUTCOME_MARK, child_death, isolate_engine_runs, judge_engine_fault
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_kernel
 from .model import ErrorRecord, OracleVerdict, Outcome, Run
@@ -100,6 +101,8 @@ class Runner:
             return outcome
         if isolate and self.backend.name == "cuda" and run.case.expect.error_type == "KernelFaultError":
             return self.execute_isolated(run)
+        if isolate and run.engine != "bundled" and isolate_engine_runs(self.backend.name):
+            return self.execute_isolated(run)            # a fault in Warp or Taichi is sticky (engines/isolation.py)
         case = run.case
         started = time.time()
         outcome = self.new_outcome(run, started)
@@ -119,6 +122,7 @@ class Runner:
         outcome.state, outcome.message = judge(case.expect, verdicts, error)
         outcome.state, outcome.message = judge_engine_refusal(run.engine, case.expect, error, outcome.state,
                                                               outcome.message)
+        judge_engine_fault(run.engine, outcome)
         if not self.backend.can_launch and error is None and case.expect.kind in ("error", "unsupported"):
             outcome.state = "SKIP"           # e.g. a tape overflow: only a launch can show it
             outcome.message = (f"compiled; the expected {case.expect.error_type or 'UnsupportedError'} "
@@ -141,7 +145,8 @@ class Runner:
                        engine_version=engine_version(run.engine))
 
     def execute_isolated(self, run: Run) -> Outcome:
-        """A run expected to fault, in a fresh process: the fault cannot poison this one's context."""
+        """A run in a fresh process (one expected to fault, or an adapter's run on a GPU): a fault
+        cannot poison this one's context."""
         import json
         import subprocess
         import sys
@@ -150,7 +155,13 @@ class Runner:
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s or None,
                                   cwd=self.root)
-            return Outcome.from_json(json.loads(done.stdout.strip().splitlines()[-1]))
+            lines = [ln for ln in done.stdout.splitlines() if ln.startswith(OUTCOME_MARK)]
+            if not lines and run.engine != "bundled" and done.returncode < 0:      # killed by a signal
+                return child_death(self.new_outcome(run, time.time()), run.engine, done.returncode, done.stderr)
+            if not lines and not done.stdout.strip():
+                raise RuntimeError(f"exit status {done.returncode}, no result; stderr ends: {done.stderr[-600:]}")
+            return Outcome.from_json(json.loads(lines[-1][len(OUTCOME_MARK):] if lines else
+                                                done.stdout.strip().splitlines()[-1]))
         except Exception as exc:              # the child died or printed nothing usable
             outcome = self.new_outcome(run)
             outcome.state = "ERROR"

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .base import AdapterPlan, AdapterResult
+from .isolation import planted_fault
 from .translate import BOOL, F32, F64, INT, Arr, LaunchInfo, Param, Translator, dtype_code, python_function
 
 MODES = ("primal", "forward", "reverse")
@@ -104,6 +105,7 @@ class Adapter:
                                    f"{self.name} runs on sim (its CPU device) or cuda")
         from ..engine.signature import classify        # the launch contract's activity checks
         fn = python_function(kernel)
+        planted_fault(fn.__name__)                      # tests of fault isolation only (isolation.py)
         params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         infos = classify(self.backend, params, tuple(args), mode)
         unpacked = [Arg(i, self.backend) for i in infos]
