@@ -44,6 +44,7 @@ class TaichiTarget(Target):
     }
 
     hoist_locals = True      # a Taichi variable lives in the block that first assigns it
+    single_return = True     # Taichi refuses a return inside a non-static if
 
     def module_header(self):
         return ["import taichi as ti"]
@@ -113,8 +114,9 @@ class TaichiTarget(Target):
     def select(self, cond, a, b):
         return f"ti.select({cond}, {a}, {b})"
 
-    def atomic(self, op, arr, index, value):
-        return f"ti.atomic_{op}({arr}[{', '.join(index)}], {value})"
+    def atomic(self, op, arr, index, value, t):
+        code = f"ti.atomic_{op}({arr}[{', '.join(index)}], {value})"
+        return f"ti.cast({code}, ti.i32)" if t.dtype == "i64" else code     # the old value, an i32 like a load
 
     def min_max(self, name, a, b):
         return f"ti.{name}({a}, {b})"

@@ -179,7 +179,8 @@ class Target:
     def augmented_store(self, arr: str, index: list[str], op: str, value: str) -> str | None: return None
     def shape(self, arr: str, k: int) -> str: raise NotImplementedError
     def select(self, cond: str, a: str, b: str) -> str: raise NotImplementedError
-    def atomic(self, op: str, arr: str, index: list[str], value: str) -> str: raise NotImplementedError
+    def atomic(self, op: str, arr: str, index: list[str], value: str, t: Arr) -> str:
+        raise NotImplementedError     # returns the old value, typed t.elem
     def pow(self, a: str, b: str) -> str: return f"({a} ** {b})"
     def min_max(self, name: str, a: str, b: str) -> str: raise NotImplementedError
     def kernel_return(self) -> str | None: return "return"
@@ -187,6 +188,7 @@ class Target:
     def return_tuple(self, codes: list[str]) -> str: return "return " + ", ".join(codes)
     def variable_int(self, code: str) -> str: return code
     hoist_locals = False
+    single_return = False    # a function returns once, at its end (Taichi: no return inside a non-static if)
     def declare(self, name: str, t) -> str | None: return None
     def module_header(self) -> list[str]: raise NotImplementedError
 
@@ -243,6 +245,8 @@ class Translator:
                       params)
         if kernel and self.target.kernel_return() is None:
             src.tree.body = lift_early_returns(src.tree.body)
+        if not kernel and self.target.single_return:
+            src.tree.body = single_exit(src, src.tree.body)
         scope = _Scope(self, src, fn, kernel)
         scope.infer()
         fn.returns = scope.returns
@@ -748,7 +752,7 @@ class _Scope:
                     raise src.refuse(node, "an atomic index that is not an integer")
                 index.append(c)
             code, tv = self._expr(val_node)
-            return t.atomic(path.split(".")[1], arr_node.id, index, t.cast(code, tv, at.elem)), at.elem
+            return t.atomic(path.split(".")[1], arr_node.id, index, t.cast(code, tv, at.elem), at), at.elem
         if path == "syncthreads":
             raise src.refuse(node, f"cuda.syncthreads(): {t.name} kernels have no block-level barrier")
         if path in ("shared.array", "local.array", "const.array_like"):
@@ -759,26 +763,61 @@ class _Scope:
         raise src.refuse(node, f"cuda.{path}")
 
 
-def lift_early_returns(stmts: list) -> list:
+def lift_early_returns(stmts: list, values: bool = False) -> list:
     """`if c: ...; return` followed by more statements becomes `if c: ... else: <the rest>`, so a
-    kernel without early exits says the same thing (Taichi's parallel loop has none). Returns left
-    inside loops stay, and the translator refuses them."""
+    kernel without early exits says the same thing (Taichi's parallel loop has none). With
+    `values`, the same for a function's `return v`, which then stays at the end of its branch.
+    Returns left inside loops stay, and the translator refuses them."""
     out = []
     for k, s in enumerate(stmts):
-        if isinstance(s, ast.Return) and s.value is None:
-            return out                                   # the rest is unreachable
-        if isinstance(s, ast.If) and _ends_in_return(s.body) and not s.orelse:
-            rest = lift_early_returns(stmts[k + 1:])
-            lifted = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body) or [ast.Pass()],
+        if isinstance(s, ast.Return) and (values or s.value is None):
+            return out + [s] if values else out          # the rest is unreachable
+        if isinstance(s, ast.If) and _ends_in_return(s.body, values) and not s.orelse:
+            rest = lift_early_returns(stmts[k + 1:], values)
+            lifted = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body, values) or [ast.Pass()],
                                               orelse=rest), s)
             out.append(lifted)
             return out
         if isinstance(s, ast.If):
-            s = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body) or [ast.Pass()],
-                                         orelse=lift_early_returns(s.orelse)), s)
+            s = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body, values) or [ast.Pass()],
+                                         orelse=lift_early_returns(s.orelse, values)), s)
         out.append(s)
     return out
 
 
-def _ends_in_return(stmts) -> bool:
-    return bool(stmts) and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None
+def _ends_in_return(stmts, values: bool = False) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], ast.Return) and (values or stmts[-1].value is None)
+
+
+def single_exit(src: "Source", stmts: list) -> list:
+    """A device function with early returns as one with a single return at its end, as a port to
+    Taichi would write it: `if c: return a` / `return b` becomes `if c: _ret = a` / `else: _ret = b`
+    / `return _ret` (a tuple: `_ret0`, `_ret1`, ...). A return inside a loop is refused."""
+    body = lift_early_returns(stmts, values=True)
+    returns = [n for n in ast.walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Return)]
+    if len(returns) <= 1 or any(r.value is None for r in returns):
+        return body
+    widths = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 0 for r in returns}
+    if len(widths) != 1:
+        raise src.refuse(returns[0], "a device function returning tuples and single values")
+    (width,) = widths
+    names = [f"_ret{k}" for k in range(width)] if width else ["_ret"]
+
+    def assign_tails(block: list) -> bool:
+        last = block[-1] if block else None
+        if isinstance(last, ast.Return):
+            values = last.value.elts if width else [last.value]
+            block[-1:] = [ast.copy_location(ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=v), last)
+                          for n, v in zip(names, values)]
+            return True
+        return isinstance(last, ast.If) and bool(last.orelse) and assign_tails(last.body) and \
+            assign_tails(last.orelse)
+
+    if not assign_tails(body):
+        inner = next(r for r in returns if r is not body[-1])
+        raise src.refuse(inner, "a return inside a loop of a device function (a Taichi function returns once, "
+                                "at its end)")
+    loads = [ast.Name(id=n, ctx=ast.Load()) for n in names]
+    end = ast.Return(value=ast.Tuple(elts=loads, ctx=ast.Load()) if width else loads[0])
+    body.append(ast.fix_missing_locations(ast.copy_location(end, returns[-1])))
+    return body

@@ -102,7 +102,9 @@ class WarpTarget(Target):
     def select(self, cond, a, b):
         return f"wp.where({cond}, {a}, {b})"
 
-    def atomic(self, op, arr, index, value):
+    def atomic(self, op, arr, index, value, t):
+        if t.dtype == "i64":       # Warp wants the array's own type; the old value is an int32 like a load
+            return f"wp.int32(wp.atomic_{op}({arr}, {', '.join(index)}, wp.int64({value})))"
         return f"wp.atomic_{op}({arr}, {', '.join(index)}, {value})"
 
     def pow(self, a, b):
