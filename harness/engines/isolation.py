@@ -1,10 +1,10 @@
 """Fault isolation for the Warp and Taichi adapters (docs/engines.md, "Faults").
 
 A CUDA fault inside Warp's or Taichi's code (an illegal address, a failed launch) is sticky: it
-leaves the process's CUDA context unusable, and every later run in that process errors. On the
-H200 one Taichi fault turned 112 later runs into ERRORs. So on the cuda backend each adapter run
-runs in a child process of its own (`python -m harness.isolated`, the machinery of the runs that
-expect a KernelFaultError), and a fault becomes ONE record for the run that caused it:
+leaves the process's CUDA context unusable, and every later run in that process errors. On the H200
+four Taichi faults turned 113 runs into ERRORs and 42 into XFAILs. So on the cuda backend each
+adapter run runs in a child process of its own (`python -m harness.isolated`, the machinery of the
+runs that expect a KernelFaultError), and a fault becomes ONE record for the run that caused it:
 
 - the child reports the run and its error names a device fault: ERROR "fault: <error> (...)",
   never an expected failure (a strict xfail stands for a wrong derivative, not a dead context);
