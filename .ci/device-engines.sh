@@ -6,7 +6,10 @@
 # folder .engine-wheels/ and put aside by `stage`; `run` reassembles, checks and installs them:
 #
 #   bash .ci/device-engines.sh stage        # once per call, with a part in .engine-wheels/
-#   bash .ci/device-engines.sh run [pytest args]
+#   bash .ci/device-engines.sh run [pytest args]      # e.g. -n 12
+#
+# On cuda every Warp/Taichi run runs in a child process of its own (HARNESS_ISOLATE_ENGINES=auto):
+# a CUDA fault is one ERROR "fault: ..." for that run and cannot poison the others.
 #
 # Files (cp312, manylinux x86_64; sha256 in .ci/engine-wheels.sha256):
 #   warp_lang-1.19.0-py3-none-manylinux_2_28_x86_64.whl   149,277,474 bytes, split in 48 MiB parts
@@ -53,3 +56,15 @@ python3 -m pytest cases --backend cuda --engine warp,taichi -q -p no:cacheprovid
 echo "pytest exit $? after $(( $(date +%s) - start )) s"
 tail -4 "$OUT/engines-cuda.log"
 python3 -m harness.engines.table "$OUT/results-engines-cuda.jsonl" | tee "$OUT/engines-cuda-table.md"
+# Each adapter run ran in a process of its own (harness/engines/isolation.py): a device fault is one
+# ERROR "fault: ..." for the run that caused it. List them, then check the Taichi fault without the harness.
+python3 - "$OUT/results-engines-cuda.jsonl" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+faults = [r for r in runs if r.get("state") == "ERROR" and (r.get("message") or "").startswith("fault:")]
+errors = [r for r in runs if r.get("state") == "ERROR" and r not in faults]
+print(f"device faults: {len(faults)} runs; other errors: {len(errors)}")
+for r in faults + errors:
+    print(" ", r["run_id"], "|", (r.get("message") or "")[:200].replace("\n", " "))
+PY
+timeout 400 python3 -m harness.engines.taichi_repro cuda 2>&1 | tee "$OUT/taichi-repro.txt"
