@@ -229,3 +229,52 @@ def test_warp_refuses_forward_mode_and_active_scalars():
     with pytest.raises(UnsupportedError, match="'alpha'.*no adjoint for a scalar kernel argument"):
         _launch("warp", "kernels/elementwise.py:scale", LaunchConfig.threads(4, 4), Duplicated(out, dout),
                 Active(np.float64(2.0)), Duplicated(x, dx), mode="reverse")
+
+
+def test_taichi_functions_return_once_and_warp_int64_atomics_take_int64(tmp_path):
+    """Taichi refuses a return inside a non-static if (helper-early-return was a TaichiSyntaxError);
+    Warp refuses an int32 value for an int64 array's atomic (atomic-ticket-loop was a parse error)."""
+    k, _ = _kernel(tmp_path, """
+        @cuda.jit(device=True)
+        def pair(a, b):
+            if a < b:
+                return a, b
+            return b, a
+
+        @cuda.jit(device=True)
+        def loops_out(v, n):
+            for j in range(n):
+                if v > 1.0:
+                    return v
+            return 0.0
+
+        def k(out, x, counter):
+            i = cuda.grid(1)
+            if i < x.shape[0]:
+                lo, hi = pair(x[i], 1.0)
+                slot = cuda.atomic.add(counter, i, 1)
+                out[i] = lo * hi + slot
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("counter", Arr("i64", 1))]
+    text = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+    func = text[text.index("@ti.func"):text.index("@ti.kernel")]
+    assert func.count("return") == 1 and "return ti.Vector([_ret0, _ret1])" in func, func
+    assert "_ret0 = a" in func and "_ret0 = b" in func
+    warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "wp.int32(wp.atomic_add(counter, i, wp.int64(1)))" in warp, warp
+    k2, _ = _kernel(tmp_path, """
+        @cuda.jit(device=True)
+        def loops_out(v, n):
+            for j in range(n):
+                if v > 1.0:
+                    return v
+            return 0.0
+
+        def k(out, x, n):
+            i = cuda.grid(1)
+            if i < x.shape[0]:
+                out[i] = loops_out(x[i], n)
+        """)
+    with pytest.raises(UnsupportedError, match="a return inside a loop of a device function"):
+        Translator(TaichiTarget(), k2, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)],
+                   LAUNCH).module_text("doc")

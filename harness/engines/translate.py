@@ -813,10 +813,11 @@ def single_exit(src: "Source", stmts: list) -> list:
         return isinstance(last, ast.If) and bool(last.orelse) and assign_tails(last.body) and \
             assign_tails(last.orelse)
 
-    if not assign_tails(body):
-        inner = next(r for r in returns if r is not body[-1])
-        raise src.refuse(inner, "a return inside a loop of a device function (a Taichi function returns once, "
-                                "at its end)")
+    tails_done = assign_tails(body)
+    left = [n for n in ast.walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Return)]
+    if not tails_done or left:
+        raise src.refuse((left or returns)[0], "a return inside a loop of a device function (a Taichi function "
+                                                "returns once, at its end)")
     loads = [ast.Name(id=n, ctx=ast.Load()) for n in names]
     end = ast.Return(value=ast.Tuple(elts=loads, ctx=ast.Load()) if width else loads[0])
     body.append(ast.fix_missing_locations(ast.copy_location(end, returns[-1])))
