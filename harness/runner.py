@@ -122,7 +122,7 @@ class Runner:
         outcome.state, outcome.message = judge(case.expect, verdicts, error)
         outcome.state, outcome.message = judge_engine_refusal(run.engine, case.expect, error, outcome.state,
                                                               outcome.message)
-        judge_engine_fault(run.engine, outcome)
+        judge_engine_fault(run.engine, outcome, case.expect.state)
         if not self.backend.can_launch and error is None and case.expect.kind in ("error", "unsupported"):
             outcome.state = "SKIP"           # e.g. a tape overflow: only a launch can show it
             outcome.message = (f"compiled; the expected {case.expect.error_type or 'UnsupportedError'} "

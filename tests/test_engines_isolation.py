@@ -133,3 +133,24 @@ def test_fault_words_and_isolation_setting():
             isolate_engine_runs("cuda")
     finally:
         del os.environ["HARNESS_ISOLATE_ENGINES"]
+
+
+def test_an_engine_xfail_covers_wrong_derivatives_not_exceptions():
+    from harness.engines.isolation import judge_engine_fault
+    from harness.model import ErrorRecord, Outcome
+
+    def outcome(error):
+        return Outcome(run_id="cases/c.yaml::reverse@taichi", case_id="c", source="cases/c.yaml", variant=None,
+                       mode="reverse", dtype=None, backend="sim", state="XFAIL", message="known bug", error=error)
+    wrong = outcome(None)                                   # the oracles found the known wrong derivative
+    judge_engine_fault("taichi", wrong)
+    assert wrong.state == "XFAIL"
+    crashed = outcome(ErrorRecord("TaichiSyntaxError", "Return inside non-static if/for is not supported"))
+    judge_engine_fault("taichi", crashed)
+    assert crashed.state == "ERROR" and crashed.message.startswith("TaichiSyntaxError: Return inside")
+    stated = outcome(ErrorRecord("RuntimeError", "a known crash"))
+    judge_engine_fault("taichi", stated, expect_state="ERROR")
+    assert stated.state == "XFAIL"
+    bundled = outcome(ErrorRecord("RuntimeError", "x"))
+    judge_engine_fault("bundled", bundled)
+    assert bundled.state == "XFAIL"
