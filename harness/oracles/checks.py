@@ -22,6 +22,7 @@ from harness.oracles.fd import (
     argument_steps, base_state, central_difference, copy_values, halved, largest_step,
     make_cotangent, make_directions, relative_steps, richardson, step_size,
 )
+from harness.oracles.names import Names
 from harness.oracles.problem import DiffProblem, StateVar, entry_names, flatten, unflatten
 from harness.oracles.tolerance import (
     MAX_WORST, Comparison, Tolerance, compare_dots, compare_vectors, dot_scale, dot_tolerance, resolve_tolerance,
@@ -255,13 +256,14 @@ def check_dot(problem: DiffProblem, directions: Sequence[Values], cotangent: Val
 
 # ----------------------------------------------------------------------------- the zero guard
 
-def _zero_names(vectors: Sequence[Values | np.ndarray], names: list[str] | None) -> list[str]:
+def _zero_names(vectors: Sequence[Values | np.ndarray], names: Sequence[str] | None) -> Names:
+    """The entries' names, each built only when a verdict reports it."""
     if names is not None:
-        return list(names)
+        return Names.of(names)
     first = vectors[0]
     if isinstance(first, Mapping):
         return entry_names(_vars_of(first))
-    return [f"[{i}]" for i in range(np.size(first))]
+    return Names([(int(np.size(first)), lambda i: f"[{i}]")])
 
 
 def _flat_any(x: Values | np.ndarray) -> np.ndarray:
@@ -307,7 +309,7 @@ def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[V
     if all(not a.any() for a in ad):
         fd_cat = np.concatenate(fd) if fd else np.zeros(0)
         fd_cat = fd_cat[np.isfinite(fd_cat)]
-        probe = compare_vectors(np.zeros_like(fd_cat), fd_cat, Tolerance(rtol, atol), [""] * fd_cat.size)
+        probe = compare_vectors(np.zeros_like(fd_cat), fd_cat, Tolerance(rtol, atol), Names.repeated("", fd_cat.size))
         if not probe.ok:
             return OracleVerdict(ZERO, "fail", f"{ZERO_MESSAGE} (max |FD| = {max_fd:.6g})", metrics)
         return OracleVerdict(ZERO, "pass", "gradient and finite differences are both zero within tolerance",
@@ -484,9 +486,11 @@ class _Workspace:
 
     def h(self, i: int, method: str = "central"):
         """The steps of direction i: one per group of arguments of similar magnitude (fd.py)."""
-        central, large = relative_steps(self.problem)
-        relative = large if method == "large-step" else central
-        return argument_steps(self.base, self.directions[i], relative=relative)
+        def steps():
+            central, large = relative_steps(self.problem)
+            relative = large if method == "large-step" else central
+            return argument_steps(self.base, self.directions[i], relative=relative)
+        return self._memo(("h", i, method == "large-step"), steps)
 
     def jvp(self, i: int) -> np.ndarray:
         return self._memo(("jvp", i), lambda: _ad_jvp(self.problem, self.directions[i]))
@@ -501,12 +505,15 @@ class _Workspace:
     def _central(self, i: int, h: float) -> dict:
         return self._memo(("cd", i, h), lambda: central_difference(self.problem, self.base, self.directions[i], h))
 
-    def estimate(self, method: str, i: int) -> dict:
-        """'central': D(h); 'richardson': (4 D(h/2) - D(h)) / 3; 'large-step': Richardson at LARGE_STEP."""
-        h = self.h(i, method)
-        if method == "central":
-            return self._central(i, h)
-        return richardson(self._central(i, h), self._central(i, halved(h)))
+    def estimate(self, method: str, i: int) -> np.ndarray:
+        """'central': D(h); 'richardson': (4 D(h/2) - D(h)) / 3; 'large-step': Richardson at LARGE_STEP;
+        flat over the outputs (flattened once, however often it is compared)."""
+        def compute():
+            h = self.h(i, method)
+            d = self._central(i, h) if method == "central" else \
+                richardson(self._central(i, h), self._central(i, halved(h)))
+            return _flat(self.problem.outputs, d, "finite differences")
+        return self._memo(("estimate", method, i), compute)
 
     def jacobians(self, mode: str) -> tuple[np.ndarray, np.ndarray]:
         fd_j = self._memo(("fdJ",), lambda: _fd_jacobian(self.problem, self.base))
@@ -531,8 +538,7 @@ def _fd_spread(ws: _Workspace, count: int, tol: Tolerance) -> float:
     names, blocks = entry_names(ws.problem.outputs), _blocks(ws.problem.outputs)
     ratios = []
     for i in range(count):
-        small = _flat(ws.problem.outputs, ws.estimate("central", i), "finite differences")
-        large = _flat(ws.problem.outputs, ws.estimate("large-step", i), "finite differences")
+        small, large = ws.estimate("central", i), ws.estimate("large-step", i)
         ratios.append(compare_vectors(small, large, tol, names, blocks=blocks).worst_ratio)
     return max(ratios, default=0.0)
 

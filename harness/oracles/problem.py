@@ -56,13 +56,8 @@ def unflatten(vars_: list[StateVar], flat: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def entry_names(vars_: list[StateVar]) -> list[str]:
-    """Readable names of every flat entry: `out[3]`, `x[1,2]`, `a`."""
-    names = []
-    for v in vars_:
-        if not v.shape:
-            names.append(v.name)
-            continue
-        for idx in np.ndindex(*v.shape):
-            names.append(f"{v.name}[{','.join(map(str, idx))}]")
-    return names
+def entry_names(vars_: list[StateVar]) -> "Names":
+    """Readable names of every flat entry: `out[3]`, `x[1,2]`, `a`, as a sequence that builds a
+    name only when it is read (harness/oracles/names.py)."""
+    from harness.oracles.names import Names, array_entry_names
+    return Names.concat([array_entry_names(v.name, v.shape) for v in vars_])

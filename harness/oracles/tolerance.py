@@ -12,11 +12,14 @@ worst entries (ranked by error / tolerance) and the summary metrics the verdicts
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from harness.model import WorstEntry
+from harness.oracles.names import Names
 from harness.policy import GRADIENT_RTOL_ATOL
 
 MAX_WORST = 8
@@ -62,20 +65,27 @@ def rms(x: np.ndarray) -> float:
 
 @dataclass
 class Comparison:
-    """Entrywise comparison results; `labels` says where an entry came from (e.g. the direction)."""
+    """Entrywise comparison results; `labels` says where an entry came from (e.g. the direction).
+
+    Everything over the entries is array work; `names` and `labels` are sequences read only for the
+    entries a verdict reports (names.py), so the cost grows with the arrays only through numpy."""
     ad: np.ndarray
     ref: np.ndarray
     tol: np.ndarray
     scale: np.ndarray               # what the relative part of the tolerance multiplies
     rtol: float
-    names: list[str]
-    labels: list[str] = field(default_factory=list)
+    names: Sequence[str]
+    labels: Sequence[str] = field(default_factory=list)
 
-    @property
+    def __post_init__(self):
+        self.names = Names.of(self.names)
+        self.labels = Names.of(self.labels)
+
+    @cached_property
     def err(self) -> np.ndarray:
         return np.abs(self.ad - self.ref)
 
-    @property
+    @cached_property
     def ratio(self) -> np.ndarray:
         """error / tolerance; NaN or Inf anywhere counts as infinitely bad."""
         err = self.err
@@ -83,7 +93,7 @@ class Comparison:
             r = np.where(err == 0, 0.0, err / self.tol)
         return np.where(np.isfinite(r), r, np.inf)
 
-    @property
+    @cached_property
     def rel_err(self) -> np.ndarray:
         """Error relative to the scale the rule uses: with rtol > 0, `tol / rtol` (scale plus atol/rtol),
         so an entry passes exactly when rel_err <= rtol; never infinite for a finite error."""
@@ -93,7 +103,7 @@ class Comparison:
             den = self.scale
         return self.err / np.maximum(den, _TINY)
 
-    @property
+    @cached_property
     def bad(self) -> np.ndarray:
         return ~(self.err <= self.tol)       # NaN compares False, so NaN is bad
 
@@ -107,14 +117,13 @@ class Comparison:
 
     @property
     def n_bad(self) -> int:
-        return int(self.bad.sum())
+        return int(np.count_nonzero(self.bad))
 
     def _max(self, values: np.ndarray) -> float:
         if not values.size:
             return 0.0
-        if np.isnan(values).any():
-            return float("nan")
-        return float(values.max())
+        top = float(values.max())         # NaN propagates through max
+        return float("nan") if math.isnan(top) else top
 
     @property
     def max_abs_err(self) -> float:
@@ -128,27 +137,43 @@ class Comparison:
     def worst_ratio(self) -> float:
         return self._max(self.ratio)
 
-    def order(self) -> np.ndarray:
-        """Indices from worst to best (stable, so ties keep state order)."""
-        return np.argsort(-self.ratio, kind="stable")
+    def order(self, among: np.ndarray | None = None, limit: int | None = None) -> np.ndarray:
+        """Indices from worst to best (ties keep state order): of every entry, or of the indices
+        `among`; with `limit`, only the first `limit` of that order (found without a full sort)."""
+        idx = np.arange(self.n) if among is None else np.asarray(among)
+        key = -self.ratio[idx]
+        if limit is not None and limit < idx.size:
+            kth = np.partition(key, limit - 1)[limit - 1]
+            below, tied = np.flatnonzero(key < kth), np.flatnonzero(key == kth)
+            pick = np.concatenate([below, tied[:limit - below.size]])
+            idx, key = idx[pick], key[pick]
+        return idx[np.lexsort((idx, key))]
 
     def worst(self, limit: int = MAX_WORST, *, dedupe: bool = True, only_bad: bool = False) -> list[WorstEntry]:
         """The `limit` worst entries; with dedupe, an entry name appears once (its worst occurrence),
-        so several directions failing at the same element do not crowd out other elements."""
-        out, seen = [], set()
-        err, rel, bad = self.err, self.rel_err, self.bad
-        for i in self.order():
-            if (dedupe and self.names[i] in seen) or (only_bad and not bad[i]):
-                continue
-            seen.add(self.names[i])
-            out.append(WorstEntry(index=self.names[i], ad=float(self.ad[i]), fd=float(self.ref[i]),
-                                  abs_err=float(err[i]), rel_err=float(rel[i])))
-            if len(out) >= limit:
-                break
-        return out
+        so several directions failing at the same element do not crowd out other elements. Only
+        candidates are ranked and named: a few times `limit`, more only when names repeat."""
+        among = np.flatnonzero(self.bad) if only_bad else None
+        total = self.n if among is None else int(among.size)
+        out, seen, want = [], set(), 4 * limit
+        while True:
+            candidates = self.order(among, min(want, total))
+            out, seen = [], set()
+            for i in candidates:
+                name = self.names[i]
+                if dedupe and name in seen:
+                    continue
+                seen.add(name)
+                out.append(WorstEntry(index=name, ad=float(self.ad[i]), fd=float(self.ref[i]),
+                                      abs_err=float(self.err[i]), rel_err=float(self.rel_err[i])))
+                if len(out) >= limit:
+                    return out
+            if candidates.size >= total:
+                return out
+            want *= 4
 
     def worst_index(self) -> int | None:
-        return int(self.order()[0]) if self.n else None
+        return int(np.argmax(self.ratio)) if self.n else None   # the first of the worst
 
     def metrics(self) -> dict:
         return {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
@@ -161,27 +186,30 @@ class Comparison:
             return Comparison(empty, empty, empty, empty, 0.0, [], [])
         cat = lambda attr: np.concatenate([getattr(p, attr) for p in parts])   # noqa: E731
         return Comparison(cat("ad"), cat("ref"), cat("tol"), cat("scale"), parts[0].rtol,
-                          [n for p in parts for n in p.names], [lb for p in parts for lb in p.labels])
+                          Names.concat([p.names for p in parts]), Names.concat([p.labels for p in parts]))
 
 
-def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: list[str], *,
+def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: Sequence[str], *,
                     blocks: list[tuple[int, int]] | None = None, label: str = "") -> Comparison:
     """tol_k = atol + rtol * (|ref_k| + rms(ref over k's block)).
 
     A block is one argument's slice of the flat state: an argument's own magnitude sets the noise
-    floor for its entries, so a large array cannot hide a wrong gradient in a small one.
+    floor for its entries, so a large array cannot hide a wrong gradient in a small one. `names`
+    may be any sequence (entry_names builds each name only when it is read).
     """
     ad = np.asarray(ad, dtype=np.float64).reshape(-1)
     ref = np.asarray(ref, dtype=np.float64).reshape(-1)
     if ad.shape != ref.shape:
         raise ValueError(f"cannot compare vectors of {ad.size} and {ref.size} entries")
-    floor = np.empty_like(ref)
+    scale = np.abs(ref)
+    finite = np.isfinite(ref)
     for start, stop in (blocks or [(0, ref.size)]):
-        finite = ref[start:stop][np.isfinite(ref[start:stop])]
-        floor[start:stop] = rms(finite)
-    scale = np.abs(ref) + floor
-    return Comparison(ad, ref, tol.atol + tol.rtol * scale, scale, tol.rtol, list(names),
-                      [label] * ad.size)
+        part = ref[start:stop]
+        ok = finite[start:stop]
+        squares = np.square(part, where=ok, out=np.zeros(part.shape))
+        n = int(np.count_nonzero(ok))
+        scale[start:stop] += math.sqrt(float(squares.sum()) / n) if n else 0.0
+    return Comparison(ad, ref, tol.atol + tol.rtol * scale, scale, tol.rtol, names, Names.repeated(label, ad.size))
 
 
 def dot_tolerance(a: float, b: float, *, weight_norm: float, scale: float, tol: Tolerance) -> float:

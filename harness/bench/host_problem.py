@@ -1,0 +1,56 @@
+"""A DiffProblem computed by numpy alone (axpy over three n-element arrays), so the oracles' own
+host cost can be measured without a GPU or the simulator: `harness bench --oracle-host 20,22,24`."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..oracles.problem import StateVar
+
+
+class HostAxpy:
+    """out = a x + y, with out, x and y differentiable (the state of the axpy case)."""
+    dtype = "float32"
+
+    def __init__(self, n: int, a: float = 1.5, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        self.a = a
+        self.s0 = {"out": np.zeros(n), "x": rng.standard_normal(n).astype(np.float32).astype(np.float64),
+                   "y": rng.standard_normal(n).astype(np.float32).astype(np.float64)}
+        self.inputs = [StateVar(k, (n,)) for k in ("out", "x", "y")]
+        self.outputs = list(self.inputs)
+        self.launches = 0
+
+    def base_point(self) -> dict:
+        return {k: v.copy() for k, v in self.s0.items()}
+
+    def primal64(self, state: dict) -> dict:
+        self.launches += 1
+        return {"out": self.a * state["x"] + state["y"], "x": state["x"], "y": state["y"]}
+
+    def jvp(self, tangent: dict) -> dict:
+        self.launches += 1
+        r = lambda v: v.astype(np.float32).astype(np.float64)  # noqa: E731 - the engine's float32 roundoff
+        return {"out": r(self.a * tangent["x"] + tangent["y"]), "x": r(tangent["x"]), "y": r(tangent["y"])}
+
+    def vjp(self, cotangent: dict) -> dict:
+        self.launches += 1
+        r = lambda v: v.astype(np.float32).astype(np.float64)  # noqa: E731
+        w = cotangent
+        return {"out": np.zeros_like(w["out"]), "x": r(w["x"] + self.a * w["out"]), "y": r(w["y"] + w["out"])}
+
+
+def host_oracle_scaling(exponents: list[int]) -> list[dict]:
+    """Seconds of run_gradient_oracles (FD, zero guard, dot) per mode on a numpy axpy of 2^k entries."""
+    from ..oracles import run_gradient_oracles
+    rows = []
+    for k in exponents:
+        problem = HostAxpy(1 << k)
+        for mode in ("forward", "reverse"):
+            problem.launches = 0
+            t0 = time.perf_counter()
+            verdicts = run_gradient_oracles(problem, mode, rng=0)
+            rows.append({"log2n": k, "mode": mode, "seconds": time.perf_counter() - t0,
+                         "launches": problem.launches, "verdicts": {v.name: v.verdict for v in verdicts}})
+    return rows
