@@ -8,6 +8,7 @@ batch width, launch shape) and cached in memory and on disk.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ from .nested import (check_inherits, host_config, nested_arrays, nested_function
 from .frontend import parse_kernel, python_function
 from .ir import Loop, Param, file_of, walk
 from .jobs import CompilerJob
+from .launch_cache import fingerprint
 from .normalize import lower_kernel
 from .pipeline import PassState, run_passes, verify_by_default
 from .seams import Seams, default_seams
@@ -106,6 +108,9 @@ class LaunchResult:
         return self.plan.job.tree() if self.plan else []
 
 
+MAX_CACHED_SITES = 256                # call sites whose packed launch Engine.launch keeps
+
+
 @dataclass
 class BoundLaunch:
     """A plan with its arguments already flattened (Engine.bind)."""
@@ -125,6 +130,28 @@ class BoundLaunch:
         """Enqueue one launch; no synchronisation, no result copied back."""
         for step in self._steps:
             step()
+
+
+class CachedLaunch(BoundLaunch):
+    """Engine.launch's packed launch for one call site, with the description of the arguments it
+    was packed for (launch_cache.fingerprint): a call whose arguments match runs it again."""
+
+    def __init__(self, backend, plan, config, kernel_args, active_out, overflow, width: int):
+        self.overflow, self.width, self.fingerprint = overflow, width, None
+        super().__init__(backend, plan, config, kernel_args, active_out)
+
+    def remember(self, args, options) -> None:
+        """Keep the description of `args` for later calls. Packed, the launch needs only the
+        engine's own scratch buffers (the arguments' tail) alive; a backend that did not pack keeps
+        the arguments in its closure. So the caller's arrays are not held by the cache."""
+        self.fingerprint = fingerprint(args)
+        self.options = tuple(vars(options).values())
+        tail = (int(self.active_out is not None) + int(bool(self.plan.uniform_slots))
+                + int(self.overflow is not None))
+        self.kernel_args = self.kernel_args[len(self.kernel_args) - tail:] if tail else []
+
+    def matches(self, args, options) -> bool:
+        return self.options == tuple(vars(options).values()) and self.fingerprint == fingerprint(args)
 
 
 def _numba_type(info: ArgInfo, layout: str | None = None):
@@ -160,6 +187,7 @@ class Engine:
         self.seams = seams or default_seams()
         self.options = options or EngineOptions.from_dict(None, self.seams.option_defaults)
         self._plans: dict[tuple, Plan] = {}
+        self._sites: OrderedDict = OrderedDict()     # (kernel, mode, config) -> CachedLaunch
         self._sources: dict[Any, Any] = {}      # function -> its parsed source
 
     # ------------------------------------------------------------------ public
@@ -169,38 +197,62 @@ class Engine:
         return {"emitters": self.seams.emitters, "rules": self.seams.rules}
 
     def launch(self, kernel, config: LaunchConfig, *args, mode: str = "primal") -> LaunchResult:
+        """Launch, wait for the kernel, check for faults and tape overflow, return Active adjoints.
+
+        Repeated calls from one call site (same kernel, mode, launch configuration and engine
+        options) with arguments of the same description (launch_cache.py: types, dtypes, shapes,
+        strides, data pointers, scalar values) skip classification, the aliasing checks and the
+        argument packing: the cached, already packed launch runs again."""
+        site = (kernel, mode, config)
+        sites = self._sites
+        cached = sites.get(site)
+        if cached is not None:
+            if cached.matches(args, self.options):
+                sites.move_to_end(site)
+                return self._run(cached, kernel, mode, site)
+            del sites[site]
         plan, infos = self.prepare(kernel, config, args, mode)
         if not self.backend.can_launch:
             return LaunchResult(plan=plan)
-        kernel_args, active_out = self._kernel_args(infos, mode, plan)
-        if plan.extrema:
+        kernel_args, active_out, overflow = self._flatten(infos, mode, plan)
+        if plan.extrema:                      # the winners depend on the values: found before every launch
             kernel_args += self._find_winners(plan, infos, config)
-        overflow = None
-        if plan.tape_overflow:
-            overflow = self.backend.zeros(1, np.int32)
-            kernel_args.append(overflow)
+        width = max([i.width for i in infos] + [1])
+        entry = CachedLaunch(self.backend, plan, config, kernel_args, active_out, overflow, width)
+        if not plan.extrema:
+            entry.remember(args, self.options)
+            if entry.fingerprint is not None:
+                sites[site] = entry
+                while len(sites) > MAX_CACHED_SITES:
+                    sites.popitem(last=False)
+        return self._run(entry, kernel, mode, site)
+
+    def _run(self, entry: "CachedLaunch", kernel, mode: str, site) -> LaunchResult:
+        plan = entry.plan
+        if entry.active_out is not None:
+            entry.active_out.fill(0)          # each launch returns its own adjoints
         try:
-            self.backend.launch(plan.compiled, config.grid, config.block, kernel_args)
-            if plan.finish is not None:       # uniform-index adjoints folded into their shadows
-                self.backend.launch(plan.finish, (1,), (1,), kernel_args)
+            entry.launch()
             self.backend.synchronize()        # a fault surfaces here, attributed to this launch
         except Exception as exc:
+            self._sites.pop(site, None)       # its scratch may be left half written
             fault = self.backend.fault_of(exc)
             if fault is None:
                 raise
             raise KernelFaultError(f"kernel {plan.job.function} ({mode}) faulted on {self.backend.name}: {fault}") from exc
-        if overflow is not None:
-            line = int(self.backend.to_host(overflow)[0])
+        if entry.overflow is not None:
+            line = int(self.backend.to_host(entry.overflow)[0])
             if line:
+                self._sites.pop(site, None)
                 file = plan.loop_files.get(line) or self._source(python_function(kernel)).file
                 raise UnsupportedError(
                     f"the loop at line {line} ran more than {self.options.tape_size} iterations in a thread: "
                     f"its reverse sweep cannot replay them (raise engine option tape_size)",
                     file=file, line=line)
         result = LaunchResult(plan=plan)
-        if active_out is not None:
-            values = self.backend.to_host(active_out)
-            width = max([i.width for i in infos] + [1])
+        if entry.active_out is not None:
+            values = self.backend.to_host(entry.active_out)
+            width = entry.width
             for k, name in enumerate(plan.active_names):
                 lanes = tuple(float(values[k * width + j]) for j in range(width))
                 result.adjoints[name] = lanes if width > 1 else lanes[0]
@@ -214,10 +266,7 @@ class Engine:
         if plan.extrema:
             raise UnsupportedError("bind: atomic max/min kernels find their winners before every launch; "
                                    "use Engine.launch")
-        kernel_args, active_out = self._kernel_args(infos, mode, plan)
-        if plan.tape_overflow:
-            kernel_args.append(self.backend.zeros(1, np.int32))
-        kernel_args = [v.item() if isinstance(v, np.generic) else v for v in kernel_args]
+        kernel_args, active_out, _ = self._flatten(infos, mode, plan)
         return BoundLaunch(self.backend, plan, config, kernel_args, active_out)
 
     def prepare(self, kernel, config: LaunchConfig, args, mode: str):
@@ -342,6 +391,16 @@ class Engine:
         self.backend.launch(plan.extremum_passes[0], config.grid, config.block, primal + finals)
         self.backend.launch(plan.extremum_passes[1], config.grid, config.block, primal + scratch)
         return scratch
+
+    def _flatten(self, infos: list[ArgInfo], mode: str, plan: Plan):
+        """The kernel's arguments in launch order with the engine's scratch buffers (Active
+        adjoints, uniform-index slots, the tape-overflow flag), numpy scalars as Python numbers."""
+        kernel_args, active_out = self._kernel_args(infos, mode, plan)
+        overflow = None
+        if plan.tape_overflow:
+            overflow = self.backend.zeros(1, np.int32)
+            kernel_args.append(overflow)
+        return [v.item() if isinstance(v, np.generic) else v for v in kernel_args], active_out, overflow
 
     def _kernel_args(self, infos: list[ArgInfo], mode: str, plan: Plan):
         out = []
