@@ -16,29 +16,62 @@ def add_bench_parser(subparsers) -> None:
     p.add_argument("--no-jax", action="store_true", help="skip the JAX references")
     p.add_argument("--oracle-scaling", default="", metavar="K,K,...",
                    help="also time one axpy case with every oracle at 2**K elements for each K")
+    p.add_argument("--host", action="store_true",
+                   help="no GPU: only the host-side measurements (Engine.launch on a cached plan with stub "
+                        "launches, and --oracle-host)")
+    p.add_argument("--oracle-host", default="16,20,22,24", metavar="K,K,...",
+                   help="with --host: time every gradient oracle on a numpy axpy problem at 2**K elements")
     p.add_argument("--out", default="reports/bench.json", help="results file (the report's --bench input)")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
-    from ..backends import get_backend
-    from .run import oracle_scaling, run_benches, table, write
-    from .suite import by_name
     root = Path.cwd()
     if not (root / "kernels").is_dir():
         raise SystemExit("harness bench: run it from the project root (the folder holding kernels/)")
+    if args.host:
+        return _host(args, root)
+    from ..backends import get_backend
+    from .run import oracle_scaling, run_benches, table, write
+    from .suite import by_name
     try:
         get_backend("cuda")
     except Exception as exc:
-        raise SystemExit(f"harness bench needs a CUDA GPU with cupy: {exc}")
+        raise SystemExit(f"harness bench needs a CUDA GPU with cupy (or --host): {exc}")
     benches = by_name([n for n in args.only.split(",") if n])
     result = run_benches(benches, root, args.log2n, args.repeats, not args.no_jax)
     if args.oracle_scaling:
-        result["oracle_scaling"] = oracle_scaling(root, [int(k) for k in args.oracle_scaling.split(",")])
+        result["oracle_scaling"] = oracle_scaling(root, _exponents(args.oracle_scaling))
     write(result, Path(args.out))
     print(table(result))
     for row in result.get("oracle_scaling", []):
         print(f"oracles at 2^{row['log2n']} {row['run']}: {row['seconds']:.1f} s ({row['state']}) "
               + json.dumps({k: round(v, 2) for k, v in row["timings"].items()}))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _exponents(text: str) -> list[int]:
+    try:
+        return [int(k) for k in text.split(",") if k.strip()]
+    except ValueError:
+        raise SystemExit(f"harness bench: expected comma-separated exponents such as 12,16,20, not {text!r}")
+
+
+def _host(args, root: Path) -> int:
+    """The measurements that need no GPU (docs/gpu.md: measured on the 2-core development host)."""
+    from .host_launch import host_launch_overhead
+    from .host_problem import host_oracle_scaling
+    from .run import write
+    result = {"launch_host_us": host_launch_overhead(root),
+              "oracle_host": host_oracle_scaling(_exponents(args.oracle_host))}
+    write(result, Path(args.out))
+    print("host microseconds per call, stub launches (the engine's own work):")
+    for k, v in result["launch_host_us"].items():
+        print(f"  {k:40} {v:9.1f}")
+    for row in result["oracle_host"]:
+        print(f"oracles on a numpy axpy at 2^{row['log2n']} ({row['mode']}): {row['seconds']:.2f} s "
+              f"({row['cpu_seconds']:.2f} s CPU), "
+              f"{row['launches']} problem calls, {row['verdicts']}")
     print(f"wrote {args.out}")
     return 0

@@ -42,15 +42,17 @@ class HostAxpy:
 
 
 def host_oracle_scaling(exponents: list[int]) -> list[dict]:
-    """Seconds of run_gradient_oracles (FD, zero guard, dot) per mode on a numpy axpy of 2^k entries."""
+    """Seconds of run_gradient_oracles (FD, zero guard, dot) per mode on a numpy axpy of 2^k entries:
+    wall time and this process's CPU time (on a shared host the second is the steadier)."""
     from ..oracles import run_gradient_oracles
     rows = []
     for k in exponents:
         problem = HostAxpy(1 << k)
         for mode in ("forward", "reverse"):
             problem.launches = 0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             verdicts = run_gradient_oracles(problem, mode, rng=0)
             rows.append({"log2n": k, "mode": mode, "seconds": time.perf_counter() - t0,
+                         "cpu_seconds": time.process_time() - c0,
                          "launches": problem.launches, "verdicts": {v.name: v.verdict for v in verdicts}})
     return rows

@@ -105,36 +105,37 @@ def launch_overhead(engine, root: Path) -> dict:
 
 
 def oracle_scaling(root: Path, exponents: list[int], backend_name: str = "cuda") -> list[dict]:
-    """Wall time of one axpy case (forward and reverse, every oracle) as the arrays grow."""
+    """Wall time of one axpy case (forward and reverse, every oracle) as the arrays grow. The case
+    file is written into a temporary folder, never into cases/ (a concurrent suite run would
+    collect it)."""
     import tempfile
 
     from ..cases import expand_runs, load_case_file
     from ..runner import Runner
     runner = Runner(root, backend_name)
     rows = []
-    for k in exponents:
-        text = (f"id: axpy-2e{k}\ntitle: axpy at 2^{k}\nkernel: kernels/elementwise.py:axpy\n"
+    with tempfile.TemporaryDirectory(prefix="harness-oracle-scaling-") as tmp:
+        for k in exponents:
+            case_path = Path(tmp) / f"axpy-2e{k}.yaml"
+            case_path.write_text(
+                f"id: axpy-2e{k}\ntitle: axpy at 2^{k}\nkernel: kernels/elementwise.py:axpy\n"
                 f"launch: {{threads: {1 << k}, block: 256}}\nargs:\n"
                 f"  out: {{array: {{shape: [{1 << k}], dtype: float32, init: zeros}}, activity: duplicated}}\n"
                 f"  a: {{scalar: {{value: 1.5, dtype: float32}}, activity: const}}\n"
                 f"  x: {{array: {{shape: [{1 << k}], dtype: float32, init: normal}}, activity: duplicated}}\n"
                 f"  y: {{array: {{shape: [{1 << k}], dtype: float32, init: normal}}, activity: duplicated}}\n"
                 "modes: [forward, reverse]\n")
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=root / "cases", delete=False) as fh:
-            fh.write(text)
-        try:
-            case_path = Path(fh.name)
             for run in [r for case in load_case_file(case_path, root) for r in expand_runs(case, backend_name)]:
                 t0 = time.time()
                 outcome = runner.execute(run)
                 rows.append({"log2n": k, "run": run.name, "state": outcome.state, "seconds": time.time() - t0,
                              "timings": outcome.timings})
-        finally:
-            case_path.unlink()
     return rows
 
 
 def table(result: dict) -> str:
+    if "rows" not in result:
+        return ""
     lines = [f"{result['device']}, n = {result['n']:,} float32, copy {result['copy_GBps']:.0f} GB/s",
              f"{'benchmark':22} {'mode':8} {'gen ms':>9} {'hand ms':>9} {'gen/hand':>9} {'of copy':>8} {'jax ms':>9} {'gen/jax':>8}"]
     for row in result["rows"]:
@@ -153,13 +154,20 @@ def table(result: dict) -> str:
 def chart(result: dict) -> list[dict]:
     """The report's benchmark section: ratios first (they travel between machines), then times."""
     out = []
-    for row in result["rows"]:
+    for row in result.get("rows", []):
         for mode, m in row["modes"].items():
             for key, unit in (("generated_over_hand", "x"), ("generated_over_jax", "x"), ("fraction_of_copy", "")):
                 if key in m:
                     out.append({"name": f"{row['name']} {mode}: {key.replace('_', ' ')}", "value": m[key], "unit": unit})
     for k, v in result.get("launch_overhead_us", {}).items():
         out.append({"name": f"host overhead: {k}", "value": v, "unit": "us"})
+    for k, v in result.get("launch_host_us", {}).items():
+        out.append({"name": f"host overhead, stub launches (no GPU): {k}", "value": v, "unit": "us"})
+    for row in result.get("oracle_scaling", []):
+        out.append({"name": f"oracles at 2^{row['log2n']}: {row['run']}", "value": row["seconds"], "unit": "s"})
+    for row in result.get("oracle_host", []):
+        out.append({"name": f"oracles on the host (numpy problem) at 2^{row['log2n']}: {row['mode']}",
+                    "value": row["seconds"], "unit": "s"})
     return out
 
 

@@ -16,65 +16,51 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.activity import Active, BatchDuplicated, Const, Duplicated
+from ..core.activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 
 _NUMBERS = (bool, int, float)
 
 
-def _data_pointer(value) -> int | None:
-    if isinstance(value, np.ndarray):
-        return value.__array_interface__["data"][0]
-    ptr = getattr(getattr(value, "data", None), "ptr", None)      # cupy: value.data.ptr
-    if isinstance(ptr, int):
-        return ptr
-    face = getattr(value, "__cuda_array_interface__", None)
-    return int(face["data"][0]) if face else None
-
-
 def value_key(value):
     """(type, number) for scalars, (type, dtype, shape, strides, pointer) for arrays, recursively
-    for tuples and lists; None when the value is none of these."""
+    for tuples and lists; None when the value is none of these. Arrays first: they are most of a
+    launch's arguments."""
     t = type(value)
+    if t is np.ndarray:
+        return t, value.dtype, value.shape, value.strides, value.__array_interface__["data"][0]
     if t in _NUMBERS or isinstance(value, np.generic):
         return t, value
     if t is tuple or t is list:
-        keys = tuple(value_key(v) for v in value)
-        return None if any(k is None for k in keys) else (t, keys)
-    shape = getattr(value, "shape", None)
-    if shape is None:
-        return None
-    ptr = _data_pointer(value)
-    if ptr is None:
-        return None
-    return t, value.dtype, tuple(shape), tuple(value.strides), ptr
+        keys = tuple(map(value_key, value))
+        return None if None in keys else (t, keys)
+    ptr = getattr(getattr(value, "data", None), "ptr", None)       # cupy: value.data.ptr
+    if not isinstance(ptr, int):
+        face = getattr(value, "__cuda_array_interface__", None)
+        if not face:
+            return None
+        ptr = int(face["data"][0])
+    return t, value.dtype, tuple(value.shape), tuple(value.strides), ptr
 
 
-def _parts(annotation) -> tuple:
-    t = type(annotation)
-    if issubclass(t, Duplicated):
-        return annotation.value, annotation.shadow
-    if t is BatchDuplicated:
-        return annotation.value, tuple(annotation.shadows)
-    if t is Active:
-        return annotation.value, annotation.tangent
-    if t is Const:
-        return (annotation.value,)
-    return None
+# annotation class -> the values inside it (DuplicatedNoNeed is a Duplicated)
+_PARTS = {Duplicated: lambda a: (a.value, a.shadow), DuplicatedNoNeed: lambda a: (a.value, a.shadow),
+          BatchDuplicated: lambda a: (a.value, tuple(a.shadows)), Active: lambda a: (a.value, a.tangent),
+          Const: lambda a: (a.value,)}
 
 
 def fingerprint(args) -> tuple | None:
     """The description of a call's arguments, or None when some argument cannot be described."""
     out = []
     for a in args:
-        parts = _parts(a)
+        t = type(a)
+        parts = _PARTS.get(t)
         if parts is None:                     # a bare value: Const
             k = value_key(a)
-            if k is None:
+        else:
+            k = (t,) + tuple(map(value_key, parts(a)))
+            if None in k:
                 return None
-            out.append(k)
-            continue
-        keys = tuple(value_key(v) for v in parts)
-        if any(k is None for k in keys):
+        if k is None:
             return None
-        out.append((type(a),) + keys)
+        out.append(k)
     return tuple(out)

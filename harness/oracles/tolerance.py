@@ -190,12 +190,14 @@ class Comparison:
 
 
 def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: Sequence[str], *,
-                    blocks: list[tuple[int, int]] | None = None, label: str = "") -> Comparison:
+                    blocks: list[tuple[int, int]] | None = None, label: str = "",
+                    labels: Sequence[str] | None = None) -> Comparison:
     """tol_k = atol + rtol * (|ref_k| + rms(ref over k's block)).
 
     A block is one argument's slice of the flat state: an argument's own magnitude sets the noise
     floor for its entries, so a large array cannot hide a wrong gradient in a small one. `names`
-    may be any sequence (entry_names builds each name only when it is read).
+    may be any sequence (entry_names builds each name only when it is read); `labels`, one per
+    entry, replaces the single `label`.
     """
     ad = np.asarray(ad, dtype=np.float64).reshape(-1)
     ref = np.asarray(ref, dtype=np.float64).reshape(-1)
@@ -209,7 +211,8 @@ def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: Sequ
         squares = np.square(part, where=ok, out=np.zeros(part.shape))
         n = int(np.count_nonzero(ok))
         scale[start:stop] += math.sqrt(float(squares.sum()) / n) if n else 0.0
-    return Comparison(ad, ref, tol.atol + tol.rtol * scale, scale, tol.rtol, names, Names.repeated(label, ad.size))
+    labels = Names.repeated(label, ad.size) if labels is None else labels
+    return Comparison(ad, ref, tol.atol + tol.rtol * scale, scale, tol.rtol, names, labels)
 
 
 def dot_tolerance(a: float, b: float, *, weight_norm: float, scale: float, tol: Tolerance) -> float:
