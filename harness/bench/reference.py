@@ -14,33 +14,15 @@ from numba import cuda, float64
 TWO_OVER_SQRTPI = 1.1283791670955126
 
 
-@cuda.jit(device=True)
-def block_add(target, index, v):
-    """One atomic per block: warp butterfly, warps' sums in shared memory, thread 0 adds."""
-    red = cuda.shared.array(32, float64)
-    m = cuda.activemask()
-    t = cuda.threadIdx.x
-    for off in (16, 8, 4, 2, 1):
-        o = cuda.shfl_xor_sync(m, v, off)
-        if (m >> (cuda.laneid ^ off)) & 1:
-            v += o
-    cuda.syncthreads()
-    if cuda.laneid == 0:
-        red[t // 32] = v
-    cuda.syncthreads()
-    if t == 0:
-        s = 0.0
-        for w in range((cuda.blockDim.x + 31) // 32):
-            s += red[w]
-        cuda.atomic.add(target, index, s)
-
-
 SPREAD = 64
 
 
 @cuda.jit(device=True)
-def block_spread_add(spread, slot, v):
-    """A block's sum of v added to one of SPREAD copies of `slot` (chosen by block id)."""
+def block_add(target, index, v, spread):
+    """One atomic per block: warp butterfly, warps' sums in shared memory, thread 0 adds the block's
+    sum to target[index], or with `spread` to one of SPREAD copies of slot `index` (chosen by block
+    id). One function for both: a device function declaring a shared array cannot be called from
+    another device function here (NVVM rejects the IR: ERROR_INVALID_IR, numba-cuda 0.30)."""
     red = cuda.shared.array(32, float64)
     m = cuda.activemask()
     t = cuda.threadIdx.x
@@ -56,7 +38,7 @@ def block_spread_add(spread, slot, v):
         s = 0.0
         for w in range((cuda.blockDim.x + 31) // 32):
             s += red[w]
-        cuda.atomic.add(spread, slot * SPREAD + cuda.blockIdx.x % SPREAD, s)
+        cuda.atomic.add(target, index * SPREAD + cuda.blockIdx.x % SPREAD if spread else index, s)
 
 
 @cuda.jit(device=True)
@@ -175,10 +157,10 @@ def horner_dup_reverse(out, dout, x, dx, c, dc, spread):
         out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
         dout[i] = 0
         dx[i] = gx + g * (c[1] + t * (2.0 * c[2] + 3.0 * t * c[3]))
-    block_spread_add(spread, 0, g)
-    block_spread_add(spread, 1, g * t)
-    block_spread_add(spread, 2, g * t * t)
-    block_spread_add(spread, 3, g * t * t * t)
+    block_add(spread, 0, g, True)
+    block_add(spread, 1, g * t, True)
+    block_add(spread, 2, g * t * t, True)
+    block_add(spread, 3, g * t * t * t, True)
 
 
 # ---------------------------------------------------------------- Horner with a runtime degree (tape)
@@ -262,9 +244,9 @@ def conv3_dup_reverse(out, dout, x, dx, w, dw, d, spread):
         cuda.atomic.add(dx, l, w[1] * g)
         cuda.atomic.add(dx, l + d, w[2] * g)
         g0, g1, g2 = g * a, g * b, g * c
-    block_spread_add(spread, 0, g0)
-    block_spread_add(spread, 1, g1)
-    block_spread_add(spread, 2, g2)
+    block_add(spread, 0, g0, True)
+    block_add(spread, 1, g1, True)
+    block_add(spread, 2, g2, True)
 
 
 # ---------------------------------------------------------------- Active scalar: out = alpha x
@@ -277,7 +259,7 @@ def scale_reverse(out, dout, alpha, x, dx, active_out):
         dout[i] = 0
         dx[i] = gx + alpha * g0
         g = g0 * xv
-    block_add(active_out, 0, g)
+    block_add(active_out, 0, g, False)
 
 
 def scale_reverse_atomic_per_thread(out, dout, alpha, x, dx, active_out):

@@ -12,6 +12,14 @@ from .ir import KernelIR, Loop, walk
 from .types import is_float
 
 
+
+def differentiable_arrays(ir: KernelIR, activity: Mapping) -> set[str]:
+    """The kernel's arrays (parameters and local arrays) that have shadows. The code generator's
+    `diff_arrays` and the launcher's count of uniform-index slots (emit_uniform.slot_count) must
+    agree, so both take them from here."""
+    return {p.name for p in list(ir.params) + list(ir.local_arrays)
+            if p.kind != "scalar" and activity.get(p.name) in DIFFERENTIABLE}
+
 @dataclass(slots=True)
 class EmitState:
     ir: KernelIR
@@ -42,8 +50,7 @@ class EmitState:
         while any(n.startswith(prefix) for n in taken):
             prefix = "d" + prefix
         return cls(ir=ir, sig=sig, varied=varied, emitters=emitters, rules=rules, prefix=prefix,
-                   diff_arrays={p.name for p in list(ir.params) + list(ir.local_arrays)
-                                if p.kind != "scalar" and sig.activity.get(p.name) in DIFFERENTIABLE},
+                   diff_arrays=differentiable_arrays(ir, sig.activity),
                    taped_loads={t for s in walk(ir.body) if isinstance(s, Loop) for t in s.taped_loads},
                    has_loops=any(isinstance(s, Loop) for s in walk(ir.body)),
                    defined={p.name for p in ir.params if p.kind == "scalar"}, tape_size=sig.tape_size)

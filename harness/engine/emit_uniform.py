@@ -14,8 +14,7 @@ zeroes them: the kernel boundary orders every block's atomics before the sum is 
 """
 from __future__ import annotations
 
-from .analysis import DIFFERENTIABLE
-from .emit_state import EmitState
+from .emit_state import EmitState, differentiable_arrays
 from .ir import Assign, Atomic, Lit, Load, Store, walk
 
 SPREAD = 64     # copies of each slot that the blocks' sums are spread over
@@ -39,9 +38,7 @@ def uniform_slots(ir, diff_arrays: set[str], owned: frozenset) -> dict[tuple, in
 
 def slot_count(ir, activity: dict, owned: frozenset, width: int) -> int:
     """Scratch slots a reverse kernel needs (the launcher allocates SPREAD doubles per slot)."""
-    diff = {p.name for p in list(ir.params) + list(ir.local_arrays)
-            if p.kind != "scalar" and activity.get(p.name) in DIFFERENTIABLE}
-    return len(uniform_slots(ir, diff, owned)) * width
+    return len(uniform_slots(ir, differentiable_arrays(ir, activity), owned)) * width
 
 
 def slot_register(em: EmitState, array: str, index, lane: int) -> str | None:
