@@ -16,6 +16,8 @@ def add_bench_parser(subparsers) -> None:
     p.add_argument("--no-jax", action="store_true", help="skip the JAX references")
     p.add_argument("--oracle-scaling", default="", metavar="K,K,...",
                    help="also time one axpy case with every oracle at 2**K elements for each K")
+    p.add_argument("--oracle-device", default="", metavar="K,K,...",
+                   help="also time every gradient oracle on the axpy problem kept on the GPU at 2**K elements")
     p.add_argument("--host", action="store_true",
                    help="no GPU: only the host-side measurements (Engine.launch on a cached plan with stub "
                         "launches, and --oracle-host)")
@@ -42,11 +44,17 @@ def main(args) -> int:
     result = run_benches(benches, root, args.log2n, args.repeats, not args.no_jax)
     if args.oracle_scaling:
         result["oracle_scaling"] = oracle_scaling(root, _exponents(args.oracle_scaling))
+    if args.oracle_device:
+        from .device_problem import device_oracle_scaling
+        result["oracle_device"] = device_oracle_scaling(root, _exponents(args.oracle_device))
     write(result, Path(args.out))
     print(table(result))
     for row in result.get("oracle_scaling", []):
         print(f"oracles at 2^{row['log2n']} {row['run']}: {row['seconds']:.1f} s ({row['state']}) "
               + json.dumps({k: round(v, 2) for k, v in row["timings"].items()}))
+    for row in result.get("oracle_device", []):
+        print(f"oracles on the device axpy at 2^{row['log2n']} ({row['mode']}): {row['seconds']:.2f} s "
+              + (row.get("error") or json.dumps(row.get("verdicts"))))
     print(f"wrote {args.out}")
     return 0
 

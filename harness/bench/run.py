@@ -165,6 +165,9 @@ def chart(result: dict) -> list[dict]:
         out.append({"name": f"host overhead, stub launches (no GPU): {k}", "value": v, "unit": "us"})
     for row in result.get("oracle_scaling", []):
         out.append({"name": f"oracles at 2^{row['log2n']}: {row['run']}", "value": row["seconds"], "unit": "s"})
+    for row in result.get("oracle_device", []):
+        out.append({"name": f"oracles on the GPU (device axpy problem) at 2^{row['log2n']}: {row['mode']}",
+                    "value": row["seconds"], "unit": "s"})
     for row in result.get("oracle_host", []):
         out.append({"name": f"oracles on the host (numpy problem) at 2^{row['log2n']}: {row['mode']}",
                     "value": row["seconds"], "unit": "s"})

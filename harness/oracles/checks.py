@@ -22,6 +22,7 @@ from harness.oracles.fd import (
     argument_steps, base_state, central_difference, copy_values, halved, largest_step,
     make_cotangent, make_directions, relative_steps, richardson, step_size,
 )
+from harness.oracles.arrays import any_nonzero, f64, finite_max_abs, xp_of
 from harness.oracles.names import Names
 from harness.oracles.problem import DiffProblem, StateVar, entry_names, flatten, unflatten
 from harness.oracles.tolerance import (
@@ -46,22 +47,23 @@ def _flat(vars_: list[StateVar], values: Values | np.ndarray, what: str) -> np.n
     """Flatten in state order. A missing name counts as zeros (an engine may omit a shadow it never
     touched); a wrong size is an error, since silently reshaping would misalign every later entry."""
     if not isinstance(values, Mapping):
-        flat = np.asarray(values, dtype=np.float64).reshape(-1)
+        flat = f64(values).reshape(-1)
         expected = sum(_size(v) for v in vars_)
         if flat.size != expected:
             raise ValueError(f"{what}: got {flat.size} values, the state has {expected}")
         return flat
     parts = []
+    xp = xp_of(*values.values())
     for v in vars_:
         n = _size(v)
         if values.get(v.name) is None:
-            parts.append(np.zeros(n))
+            parts.append(xp.zeros(n))
             continue
-        a = np.asarray(values[v.name], dtype=np.float64).reshape(-1)
+        a = f64(values[v.name], xp).reshape(-1)
         if a.size != n:
             raise ValueError(f"{what}: {v.name} has {a.size} values, expected {n} (shape {v.shape})")
         parts.append(a)
-    return np.concatenate(parts) if parts else np.zeros(0)
+    return xp.concatenate(parts) if parts else xp.zeros(0)
 
 
 def _blocks(vars_: list[StateVar]) -> list[tuple[int, int]]:
@@ -133,7 +135,8 @@ def check_forward_fd(problem: DiffProblem, directions: Sequence[Values], fd_resu
         ads.append(_ad_jvp(problem, v) if ad_results is None else _flat(problem.outputs, ad_results[i], "jvp result"))
     # one comparison over every direction (each direction's blocks keep their own noise floor)
     n = len(names)
-    comp = compare_vectors(np.concatenate(ads) if ads else np.zeros(0), np.concatenate(refs) if refs else np.zeros(0),
+    xp = xp_of(*refs)
+    comp = compare_vectors(xp.concatenate(ads) if ads else xp.zeros(0), xp.concatenate(refs) if refs else xp.zeros(0),
                            tol, Names.concat([names] * len(refs)),
                            blocks=[(i * n + a, i * n + b) for i in range(len(refs)) for a, b in blocks],
                            labels=Names.concat([Names.repeated(f"direction {i}", n) for i in range(len(refs))]))
@@ -274,7 +277,7 @@ def _zero_names(vectors: Sequence[Values | np.ndarray], names: Sequence[str] | N
 def _flat_any(x: Values | np.ndarray) -> np.ndarray:
     if isinstance(x, Mapping):
         return _flat(_vars_of(x), x, "vector")
-    return np.asarray(x, dtype=np.float64).reshape(-1)
+    return f64(x).reshape(-1)
 
 
 def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[Values | np.ndarray], *,
@@ -295,8 +298,8 @@ def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[V
     if aligned is None:
         aligned = len(fd) == len(ad) and all(f.size == a.size for f, a in zip(fd, ad))
     fd_all_finite = all(np.isfinite(f).all() for f in fd)
-    max_fd = max((float(np.max(np.abs(f[np.isfinite(f)]), initial=0.0)) for f in fd), default=0.0)
-    max_ad = max((float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0)) for a in ad), default=0.0)
+    max_fd = max(map(finite_max_abs, fd), default=0.0)
+    max_ad = max(map(finite_max_abs, ad), default=0.0)
     metrics = {"max_abs_ad": max_ad, "max_abs_fd": max_fd}
 
     for i, a in enumerate(ad):
@@ -312,9 +315,10 @@ def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[V
                                  {**metrics, "nonfinite": int(bad.sum())})
 
     if all(not a.any() for a in ad):
-        fd_cat = np.concatenate(fd) if fd else np.zeros(0)
-        fd_cat = fd_cat[np.isfinite(fd_cat)]
-        probe = compare_vectors(np.zeros_like(fd_cat), fd_cat, Tolerance(rtol, atol), Names.repeated("", fd_cat.size))
+        xp = xp_of(*fd)
+        fd_cat = xp.concatenate(fd) if fd else np.zeros(0)
+        fd_cat = fd_cat[xp.isfinite(fd_cat)]
+        probe = compare_vectors(xp.zeros_like(fd_cat), fd_cat, Tolerance(rtol, atol), Names.repeated("", fd_cat.size))
         if not probe.ok:
             return OracleVerdict(ZERO, "fail", f"{ZERO_MESSAGE} (max |FD| = {max_fd:.6g})", metrics)
         return OracleVerdict(ZERO, "pass", "gradient and finite differences are both zero within tolerance",
@@ -355,9 +359,10 @@ def _zero_per_argument(ws: _Workspace, mode: str, k: int, tol: Tolerance,
     for var in problem.inputs:
         kinds, ratio, fd_max = set(), 0.0, 0.0
         for i in range(count):
-            vj = {p.name: np.asarray(ws.directions[i][p.name], dtype=np.float64) if p.name == var.name
-                  else np.zeros(p.shape) for p in problem.inputs}
-            if not np.any(vj[var.name]):
+            xp = xp_of(*ws.directions[i].values())
+            vj = {p.name: f64(ws.directions[i][p.name], xp) if p.name == var.name
+                  else xp.zeros(p.shape) for p in problem.inputs}
+            if not any_nonzero(vj[var.name]):
                 continue
             h = step_size(ws.base, vj)
             fd = ws._memo(("cd-arg", i, var.name), lambda: central_difference(problem, ws.base, vj, h))
@@ -367,17 +372,17 @@ def _zero_per_argument(ws: _Workspace, mode: str, k: int, tol: Tolerance,
             if mode == "forward":
                 ad = ws._memo(("jvp-arg", i, var.name), lambda: _ad_jvp(problem, vj))
                 through = _flat(problem.outputs, {var.name: vj[var.name]} if var.name in outputs else {}, "v")
-                hit = _trivial(ad, [("zero", np.zeros_like(ad)), ("pass-through", through)], problem.dtype)
+                hit = _trivial(ad, [("zero", xp.zeros_like(ad)), ("pass-through", through)], problem.dtype)
                 if hit is None:
                     break
                 comp = compare_vectors(hit[1], fd_flat, tol, names, blocks=blocks)
-                ratio, fd_max = max(ratio, comp.worst_ratio), max(fd_max, float(np.max(np.abs(fd_flat - hit[1]))))
+                ratio, fd_max = max(ratio, comp.worst_ratio), max(fd_max, float(abs(fd_flat - hit[1]).max()))
             else:
                 g = unflatten(problem.inputs, ws.vjp(i))[var.name].reshape(-1)
                 w = ws.cotangents[i]
-                cands = [("zero", np.zeros_like(g))]
+                cands = [("zero", xp.zeros_like(g))]
                 if var.name in outputs:
-                    w_j = np.asarray(w[var.name], dtype=np.float64).reshape(-1)
+                    w_j = f64(w[var.name], xp).reshape(-1)
                     cands.append(("pass-through", w_j.astype(problem.dtype).astype(np.float64)))
                 hit = _trivial(g, cands, problem.dtype)
                 if hit is None:

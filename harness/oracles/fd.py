@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from harness.oracles.arrays import any_nonzero, f64, f64_copy, finite_max_abs, standard_normal, xp_of, xp_of_problem
 from harness.oracles.problem import DiffProblem, StateVar
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -31,22 +32,23 @@ def relative_steps(problem) -> tuple[float, float]:
     return STEPS_BY_PRECISION[getattr(problem, "fd_precision", None) or "float64"]
 
 
-def _standard_normal(vars_: list[StateVar], rng: np.random.Generator) -> dict[str, np.ndarray]:
-    return {v.name: np.asarray(rng.standard_normal(v.shape), dtype=np.float64) for v in vars_}
+def _standard_normal(vars_: list[StateVar], rng: np.random.Generator, xp=np) -> dict[str, np.ndarray]:
+    return {v.name: standard_normal(rng, v.shape, xp) for v in vars_}
 
 
 def make_directions(problem: DiffProblem, k: int, rng: np.random.Generator) -> list[dict[str, np.ndarray]]:
-    """k standard normal tangent directions over the initial state, drawn from `rng` in order."""
-    return [_standard_normal(problem.inputs, rng) for _ in range(int(k))]
+    """k standard normal tangent directions over the initial state, drawn from `rng` in order
+    (on the problem's device when it declares one: arrays.py)."""
+    return [_standard_normal(problem.inputs, rng, xp_of_problem(problem)) for _ in range(int(k))]
 
 
 def make_cotangent(problem: DiffProblem, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """One standard normal cotangent over the final state."""
-    return _standard_normal(problem.outputs, rng)
+    return _standard_normal(problem.outputs, rng, xp_of_problem(problem))
 
 
 def copy_values(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return {k: np.array(v, dtype=np.float64, copy=True) for k, v in values.items()}
+    return {k: f64_copy(v) for k, v in values.items()}
 
 
 def base_state(problem: DiffProblem) -> dict[str, np.ndarray]:
@@ -55,19 +57,17 @@ def base_state(problem: DiffProblem) -> dict[str, np.ndarray]:
     missing = [v.name for v in problem.inputs if v.name not in s0]
     if missing:
         raise KeyError(f"base_point() lacks the state input(s) {', '.join(missing)}")
-    return {v.name: np.array(s0[v.name], dtype=np.float64, copy=True).reshape(v.shape) for v in problem.inputs}
+    return {v.name: f64_copy(s0[v.name]).reshape(v.shape) for v in problem.inputs}
 
 
 def inf_norm(values: dict[str, np.ndarray]) -> float:
-    norms = [float(np.max(np.abs(a))) for a in values.values() if np.size(a)]
+    norms = [float(abs(a).max()) for a in map(f64, values.values()) if a.size]
     return max(norms, default=0.0)
 
 
 def _magnitude(base: dict[str, np.ndarray], name: str) -> float:
     """max(1, |s0_a|_inf) of one argument: the scale its roundoff, and so its step, follows."""
-    a = np.asarray(base.get(name, 0.0), dtype=np.float64)
-    finite = a[np.isfinite(a)] if a.size else a
-    return max(1.0, float(np.max(np.abs(finite), initial=0.0)))
+    return max(1.0, finite_max_abs(f64(base.get(name, np.float64(0.0)))))
 
 
 def step_size(base: dict[str, np.ndarray], v: dict[str, np.ndarray], *, relative: float = CENTRAL_STEP) -> float:
@@ -75,7 +75,7 @@ def step_size(base: dict[str, np.ndarray], v: dict[str, np.ndarray], *, relative
     arguments a that v moves: relative to their magnitude (roundoff of F scales with it), absolute
     below 1. Arguments v does not move do not enlarge the step (a large array elsewhere in the
     state must not move a small one by a large step); `argument_steps` groups them."""
-    moved = [n for n, a in v.items() if np.any(np.asarray(a))]
+    moved = [n for n, a in v.items() if any_nonzero(a)]
     v_inf = inf_norm({n: v[n] for n in moved})
     if v_inf == 0.0:
         return 0.0
@@ -97,7 +97,7 @@ def argument_steps(base: dict[str, np.ndarray], v: dict[str, np.ndarray], *,
     groups' central differences (J is linear in v)."""
     groups: dict[int, list[str]] = {}
     for name, a in v.items():
-        if not np.any(np.asarray(a)):
+        if not any_nonzero(a):
             continue
         bucket = int(math.floor(math.log(_magnitude(base, name), _GROUP_FACTOR)))
         groups.setdefault(bucket, []).append(name)
@@ -125,26 +125,26 @@ def largest_step(steps: Steps | float) -> float:
 def _evaluate(problem: DiffProblem, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     result = problem.primal64(state)
     # Copy before the next launch: a problem may hand back buffers it reuses.
-    return {o.name: np.array(result[o.name], dtype=np.float64, copy=True).reshape(o.shape)
-            for o in problem.outputs if o.name in result}
+    return {o.name: f64_copy(result[o.name]).reshape(o.shape) for o in problem.outputs if o.name in result}
 
 
 def central_difference(problem: DiffProblem, base: dict[str, np.ndarray], v: dict[str, np.ndarray],
                        h: float | Steps) -> dict[str, np.ndarray]:
     """(F(s0 + h v) - F(s0 - h v)) / 2h for every output; outputs that do not move give zeros.
     With per-argument `Steps`, the sum over groups of the same along v restricted to the group."""
+    xp = xp_of(*base.values())
     if isinstance(h, tuple):
-        total = {o.name: np.zeros(o.shape) for o in problem.outputs}
+        total = None
         for group_h, names in h:
-            part = {n: (v[n] if n in names else np.zeros(np.shape(v[n]))) for n in v}
-            for k, d in central_difference(problem, base, part, group_h).items():
-                total[k] = total[k] + d
-        return total
-    zeros = {o.name: np.zeros(o.shape) for o in problem.outputs}
+            part = {n: (v[n] if n in names else xp.zeros_like(f64(v[n], xp))) for n in v}
+            d = central_difference(problem, base, part, group_h)
+            total = d if total is None else {k: total[k] + d[k] for k in total}
+        return total if total is not None else {o.name: xp.zeros(o.shape) for o in problem.outputs}
+    zeros = {o.name: xp.zeros(o.shape) for o in problem.outputs}
     if h == 0.0:
         return zeros
-    plus = {n: base[n] + h * np.asarray(v[n], dtype=np.float64) for n in base}
-    minus = {n: base[n] - h * np.asarray(v[n], dtype=np.float64) for n in base}
+    plus = {n: base[n] + h * f64(v[n], xp) for n in base}
+    minus = {n: base[n] - h * f64(v[n], xp) for n in base}
     f_plus, f_minus = _evaluate(problem, plus), _evaluate(problem, minus)
     # An output the primal does not report is one it does not produce from the state: zero change.
     return {o.name: (f_plus[o.name] - f_minus[o.name]) / (2.0 * h)

@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from harness.model import WorstEntry
+from harness.oracles.arrays import f64, to_host, xp_of
 from harness.oracles.names import Names
 from harness.policy import GRADIENT_RTOL_ATOL
 
@@ -101,7 +102,7 @@ class Comparison:
             den = self.tol / self.rtol
         else:
             den = self.scale
-        return self.err / np.maximum(den, _TINY)
+        return self.err / xp_of(den).maximum(den, _TINY)
 
     @cached_property
     def bad(self) -> np.ndarray:
@@ -140,20 +141,24 @@ class Comparison:
     def order(self, among: np.ndarray | None = None, limit: int | None = None) -> np.ndarray:
         """Indices from worst to best (ties keep state order): of every entry, or of the indices
         `among`; with `limit`, only the first `limit` of that order (found without a full sort)."""
-        idx = np.arange(self.n) if among is None else np.asarray(among)
+        xp = xp_of(self.ratio)
+        idx = xp.arange(self.n) if among is None else among
         key = -self.ratio[idx]
         if limit is not None and limit < idx.size:
-            kth = np.partition(key, limit - 1)[limit - 1]
-            below, tied = np.flatnonzero(key < kth), np.flatnonzero(key == kth)
-            pick = np.concatenate([below, tied[:limit - below.size]])
+            kth = xp.partition(key, limit - 1)[limit - 1]
+            below, tied = xp.flatnonzero(key < kth), xp.flatnonzero(key == kth)
+            pick = xp.concatenate([below, tied[:limit - int(below.size)]])
             idx, key = idx[pick], key[pick]
+        idx, key = to_host(idx), to_host(key)     # at most `limit` entries when limited
         return idx[np.lexsort((idx, key))]
 
     def worst(self, limit: int = MAX_WORST, *, dedupe: bool = True, only_bad: bool = False) -> list[WorstEntry]:
         """The `limit` worst entries; with dedupe, an entry name appears once (its worst occurrence),
         so several directions failing at the same element do not crowd out other elements. Only
         candidates are ranked and named: a few times `limit`, more only when names repeat."""
-        among = np.flatnonzero(self.bad) if only_bad else None
+        if limit < 1:
+            return []
+        among = xp_of(self.bad).flatnonzero(self.bad) if only_bad else None
         total = self.n if among is None else int(among.size)
         out, seen, want = [], set(), 4 * limit
         while True:
@@ -173,7 +178,7 @@ class Comparison:
             want *= 4
 
     def worst_index(self) -> int | None:
-        return int(np.argmax(self.ratio)) if self.n else None   # the first of the worst
+        return int(self.ratio.argmax()) if self.n else None   # the first of the worst
 
     def metrics(self) -> dict:
         return {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
@@ -184,7 +189,8 @@ class Comparison:
         if not parts:
             empty = np.zeros(0)
             return Comparison(empty, empty, empty, empty, 0.0, [], [])
-        cat = lambda attr: np.concatenate([getattr(p, attr) for p in parts])   # noqa: E731
+        xp = xp_of(parts[0].ad)
+        cat = lambda attr: xp.concatenate([getattr(p, attr) for p in parts])   # noqa: E731
         return Comparison(cat("ad"), cat("ref"), cat("tol"), cat("scale"), parts[0].rtol,
                           Names.concat([p.names for p in parts]), Names.concat([p.labels for p in parts]))
 
@@ -199,18 +205,21 @@ def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: Sequ
     may be any sequence (entry_names builds each name only when it is read); `labels`, one per
     entry, replaces the single `label`.
     """
-    ad = np.asarray(ad, dtype=np.float64).reshape(-1)
-    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    xp = xp_of(ad, ref)
+    ad = f64(ad, xp).reshape(-1)
+    ref = f64(ref, xp).reshape(-1)
     if ad.shape != ref.shape:
         raise ValueError(f"cannot compare vectors of {ad.size} and {ref.size} entries")
-    scale = np.abs(ref)
-    finite = np.isfinite(ref)
+    scale = xp.abs(ref)
+    finite = xp.isfinite(ref)
     for start, stop in (blocks or [(0, ref.size)]):
         part = ref[start:stop]
         ok = finite[start:stop]
-        squares = np.square(part, where=ok, out=np.zeros(part.shape))
-        n = int(np.count_nonzero(ok))
-        scale[start:stop] += math.sqrt(float(squares.sum()) / n) if n else 0.0
+        n = int(xp.count_nonzero(ok))
+        if n:
+            squares = xp.where(ok, part, 0.0)
+            squares *= squares
+            scale[start:stop] += math.sqrt(float(squares.sum()) / n)
     labels = Names.repeated(label, ad.size) if labels is None else labels
     return Comparison(ad, ref, tol.atol + tol.rtol * scale, scale, tol.rtol, names, labels)
 
@@ -231,7 +240,7 @@ def dot_tolerance(a: float, b: float, *, weight_norm: float, scale: float, tol: 
 
 def dot_scale(x: np.ndarray, y: np.ndarray) -> float:
     """||x|| ||y|| / sqrt(n): the magnitude of <x, y> for unrelated x and y of n entries."""
-    n = max(int(np.size(x)), 1)
+    n = max(int(x.size if hasattr(x, "size") else np.size(x)), 1)
     return float(np.linalg.norm(x) * np.linalg.norm(y) / math.sqrt(n))
 
 
