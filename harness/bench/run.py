@@ -86,8 +86,9 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
 
 
 def launch_overhead(engine, root: Path) -> dict:
-    """Host microseconds per launch of a 256-element axpy: the engine's full launch, a bound launch
-    (arguments flattened once) and numba's dispatcher alone."""
+    """Host microseconds per launch of a 256-element axpy: Engine.launch (its call-site cache hit:
+    it also synchronises and checks for faults), a bound launch (only enqueues), a bound launch
+    followed by the synchronisation Engine.launch does, and numba's dispatcher alone."""
     import cupy as cp
 
     from ..engine.launch import LaunchConfig
@@ -97,8 +98,12 @@ def launch_overhead(engine, root: Path) -> dict:
     cfg = LaunchConfig.threads(256, 256)
     bound = engine.bind(axpy, cfg, out, np.float32(1.5), x, y)
     compiled = bound.plan.compiled
+    def bound_and_sync():
+        bound.launch()
+        engine.backend.synchronize()
     res = {"engine_launch": host_overhead(lambda: engine.launch(axpy, cfg, out, np.float32(1.5), x, y)),
            "bound_launch": host_overhead(bound.launch),
+           "bound_launch_and_synchronize": host_overhead(bound_and_sync),
            "numba_dispatcher": host_overhead(lambda: compiled[(1,), (256,)](out, 1.5, x, y))}
     cp.cuda.runtime.deviceSynchronize()
     return res
