@@ -22,6 +22,7 @@ import numpy as np
 from . import policy
 from .layouts import device_view
 from .model import OracleVerdict
+from .oracles.names import array_entry_names
 from .oracles.tolerance import Tolerance, compare_vectors
 
 PRIMAL_REFERENCE = "primal-reference"
@@ -37,7 +38,7 @@ def _compare(what: str, got: dict, ref: dict, dtype: str) -> OracleVerdict:
     parts = []
     for name, r in ref.items():
         g = np.asarray(got[name], dtype=np.float64)
-        names = [f"{name}[{','.join(map(str, i))}]" for i in np.ndindex(*g.shape)] if g.shape else [name]
+        names = array_entry_names(name, g.shape)       # built only for the entries reported
         parts.append(compare_vectors(g, np.asarray(r, dtype=np.float64), tol, names, label=name))
     from .oracles.tolerance import Comparison
     comp = Comparison.concat(parts)
