@@ -74,7 +74,7 @@ def _host(args, root: Path) -> int:
     result = {"launch_host_us": host_launch_overhead(root),
               "oracle_host": host_oracle_scaling(_exponents(args.oracle_host))}
     write(result, Path(args.out))
-    print("host microseconds per call, stub launches (the engine's own work):")
+    print("host CPU microseconds per call, stub launches (the engine's own work):")
     for k, v in result["launch_host_us"].items():
         print(f"  {k:40} {v:9.1f}")
     for row in result["oracle_host"]:

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .timing import host_overhead
+import time
+from functools import partial
+
+from .timing import host_overhead as _wall_overhead
+
+host_overhead = partial(_wall_overhead, clock=time.process_time)   # CPU time: steadier on a shared host
 
 
 def stub_backend():
@@ -36,8 +41,10 @@ def _nothing():
 
 
 def host_launch_overhead(root: Path, n: int = 256) -> dict:
-    """Microseconds per call: Engine.launch (cached plan, same buffers), Engine.launch with new
-    buffers of the same description every call, and the bound launch; forward and reverse axpy."""
+    """CPU microseconds per call: Engine.launch (cached plan, same buffers), Engine.launch with new
+    buffers of the same description every call, and the bound launch; primal, forward and reverse
+    axpy. `python_call_floor` (building four annotated arguments and calling a Python function with
+    them) is the yardstick: it says how fast this host runs Python."""
     from ..activity import Active, Duplicated
     from ..engine.launch import Engine, LaunchConfig
     from ..inputs import load_function
@@ -47,6 +54,11 @@ def host_launch_overhead(root: Path, n: int = 256) -> dict:
     arr = lambda: np.ones(n, np.float32)  # noqa: E731
     out, dout, x, dx, y, dy = (arr() for _ in range(6))
     res = {}
+
+    def floor(*args):
+        return args
+    res["python_call_floor"] = host_overhead(lambda: floor(Duplicated(out, dout), np.float32(1.5),
+                                                           Duplicated(x, dx), Duplicated(y, dy)))
     for mode in ("primal", "forward", "reverse"):
         if mode == "primal":
             args = lambda: (out, np.float32(1.5), x, y)  # noqa: E731

@@ -140,18 +140,15 @@ class CachedLaunch(BoundLaunch):
         self.overflow, self.width, self.fingerprint = overflow, width, None
         super().__init__(backend, plan, config, kernel_args, active_out)
 
-    def remember(self, args, options) -> None:
-        """Keep the description of `args` for later calls. Packed, the launch needs only the
-        engine's own scratch buffers (the arguments' tail) alive; a backend that did not pack keeps
-        the arguments in its closure. So the caller's arrays are not held by the cache."""
-        self.fingerprint = fingerprint(args)
-        self.options = tuple(vars(options).values())
+    def remember(self, described: tuple, options: tuple) -> None:
+        """Keep the description of the arguments and the engine options for later calls. Packed,
+        the launch needs only the engine's own scratch buffers (the arguments' tail) alive; a
+        backend that did not pack keeps the arguments in its closure. So the caller's arrays are
+        not held by the cache."""
+        self.fingerprint, self.options = described, options
         tail = (int(self.active_out is not None) + int(bool(self.plan.uniform_slots))
                 + int(self.overflow is not None))
         self.kernel_args = self.kernel_args[len(self.kernel_args) - tail:] if tail else []
-
-    def matches(self, args, options) -> bool:
-        return self.options == tuple(vars(options).values()) and self.fingerprint == fingerprint(args)
 
 
 def _numba_type(info: ArgInfo, layout: str | None = None):
@@ -205,9 +202,14 @@ class Engine:
         argument packing: the cached, already packed launch runs again."""
         site = (kernel, mode, config)
         sites = self._sites
-        cached = sites.get(site)
+        described = fingerprint(args)
+        options = tuple(vars(self.options).values())
+        try:
+            cached = sites.get(site)
+        except TypeError:                     # an unhashable kernel object: no cache for it
+            cached, described = None, None
         if cached is not None:
-            if cached.matches(args, self.options):
+            if described is not None and cached.fingerprint == described and cached.options == options:
                 sites.move_to_end(site)
                 return self._run(cached, kernel, mode, site)
             del sites[site]
@@ -219,12 +221,11 @@ class Engine:
             kernel_args += self._find_winners(plan, infos, config)
         width = max([i.width for i in infos] + [1])
         entry = CachedLaunch(self.backend, plan, config, kernel_args, active_out, overflow, width)
-        if not plan.extrema:
-            entry.remember(args, self.options)
-            if entry.fingerprint is not None:
-                sites[site] = entry
-                while len(sites) > MAX_CACHED_SITES:
-                    sites.popitem(last=False)
+        if not plan.extrema and described is not None:
+            entry.remember(described, options)
+            sites[site] = entry
+            while len(sites) > MAX_CACHED_SITES:
+                sites.popitem(last=False)
         return self._run(entry, kernel, mode, site)
 
     def _run(self, entry: "CachedLaunch", kernel, mode: str, site) -> LaunchResult:
