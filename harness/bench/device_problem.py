@@ -80,4 +80,5 @@ def device_oracle_scaling(root: Path, exponents: list[int]) -> list[dict]:
             problem = None
             cp.get_default_memory_pool().free_all_blocks()
             rows.append(row)
+            print(f"[oracle-device] 2^{k} {mode}: {row['seconds']:.2f} s {row.get('error', '')}", flush=True)
     return rows

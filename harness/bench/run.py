@@ -135,6 +135,7 @@ def oracle_scaling(root: Path, exponents: list[int], backend_name: str = "cuda")
                 outcome = runner.execute(run)
                 rows.append({"log2n": k, "run": run.name, "state": outcome.state, "seconds": time.time() - t0,
                              "timings": outcome.timings})
+                print(f"[oracle-scaling] 2^{k} {run.name}: {rows[-1]['seconds']:.1f} s ({outcome.state})", flush=True)
     return rows
 
 
