@@ -52,3 +52,13 @@ def test_bench_byte_model_counts_streams():
     from harness.bench.suite import BENCHES
     axpy = next(b for b in BENCHES if b.name == "axpy")
     assert (axpy.streams("primal"), axpy.streams("forward"), axpy.streams("reverse")) == (3, 6, 9)
+
+
+def test_host_oracle_scaling_problem_passes_every_oracle():
+    """`harness bench --host` times the oracles on a numpy axpy: a correct problem, so every
+    oracle passes (a timing of failing oracles would measure the refinements instead)."""
+    from harness.bench.host_problem import host_oracle_scaling
+    rows = host_oracle_scaling([6])
+    assert [r["mode"] for r in rows] == ["forward", "reverse"]
+    for r in rows:
+        assert set(r["verdicts"].values()) == {"pass"}, r
