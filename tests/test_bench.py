@@ -62,3 +62,30 @@ def test_host_oracle_scaling_problem_passes_every_oracle():
     assert [r["mode"] for r in rows] == ["forward", "reverse"]
     for r in rows:
         assert set(r["verdicts"].values()) == {"pass"}, r
+
+
+def test_device_oracle_problem_passes_every_oracle(launching_backend, monkeypatch):
+    """`harness bench --oracle-device` times the oracles on DeviceAxpy (cupy arrays on a GPU). Its
+    problem semantics, and the oracles' device branch of the random draws, checked here on the
+    simulator with numpy standing in for cupy."""
+    import sys
+    import types
+
+    from harness.bench.device_problem import DeviceAxpy
+    from harness.engine.launch import Engine
+    from harness.inputs import load_function
+    from harness.oracles import run_gradient_oracles
+
+    class RandomState:
+        def __init__(self, seed):
+            self.rng = np.random.RandomState(seed)
+
+        def standard_normal(self, size=None, dtype=np.float64):
+            return self.rng.standard_normal(size).astype(dtype)
+    stand_in = types.SimpleNamespace(random=types.SimpleNamespace(RandomState=RandomState), float32=np.float32,
+                                     float64=np.float64, zeros=np.zeros, array=np.array, asarray=np.asarray)
+    monkeypatch.setitem(sys.modules, "cupy", stand_in)
+    problem = DeviceAxpy(Engine(launching_backend), load_function("kernels/elementwise.py:axpy", ROOT), 200)
+    for mode in ("forward", "reverse"):
+        verdicts = run_gradient_oracles(problem, mode, rng=0)
+        assert {v.verdict for v in verdicts} == {"pass"}, [(v.name, v.message) for v in verdicts]
