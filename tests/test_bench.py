@@ -73,7 +73,7 @@ def test_device_oracle_problem_passes_every_oracle(launching_backend, monkeypatc
 
     from harness.bench.device_problem import DeviceAxpy
     from harness.engine.launch import Engine
-    from harness.inputs import load_function
+    from harness.inputs import load_kernel
     from harness.oracles import run_gradient_oracles
 
     class RandomState:
@@ -85,7 +85,7 @@ def test_device_oracle_problem_passes_every_oracle(launching_backend, monkeypatc
     stand_in = types.SimpleNamespace(random=types.SimpleNamespace(RandomState=RandomState), float32=np.float32,
                                      float64=np.float64, zeros=np.zeros, array=np.array, asarray=np.asarray)
     monkeypatch.setitem(sys.modules, "cupy", stand_in)
-    problem = DeviceAxpy(Engine(launching_backend), load_function("kernels/elementwise.py:axpy", ROOT), 200)
+    problem = DeviceAxpy(Engine(launching_backend), load_kernel("kernels/elementwise.py:axpy", ROOT), 200)
     for mode in ("forward", "reverse"):
         verdicts = run_gradient_oracles(problem, mode, rng=0)
         assert {v.verdict for v in verdicts} == {"pass"}, [(v.name, v.message) for v in verdicts]

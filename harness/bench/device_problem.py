@@ -60,10 +60,10 @@ def device_oracle_scaling(root: Path, exponents: list[int]) -> list[dict]:
 
     from ..backends import get_backend
     from ..engine.launch import Engine
-    from ..inputs import load_function
+    from ..inputs import load_kernel
     from ..oracles import run_gradient_oracles
     engine = Engine(get_backend("cuda"))
-    kernel = load_function("kernels/elementwise.py:axpy", root)
+    kernel = load_kernel("kernels/elementwise.py:axpy", root)
     rows = []
     for k in exponents:
         for mode in ("forward", "reverse"):

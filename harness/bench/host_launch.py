@@ -47,9 +47,9 @@ def host_launch_overhead(root: Path, n: int = 256) -> dict:
     them) is the yardstick: it says how fast this host runs Python."""
     from ..activity import Active, Duplicated
     from ..engine.launch import Engine, LaunchConfig
-    from ..inputs import load_function
+    from ..inputs import load_kernel
     engine = Engine(stub_backend())
-    axpy = load_function("kernels/elementwise.py:axpy", root)
+    axpy = load_kernel("kernels/elementwise.py:axpy", root)
     cfg = LaunchConfig.threads(n, 256)
     arr = lambda: np.ones(n, np.float32)  # noqa: E731
     out, dout, x, dx, y, dy = (arr() for _ in range(6))
