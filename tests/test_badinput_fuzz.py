@@ -71,12 +71,17 @@ def _nodes(doc, path=()):
 
 
 def _set(doc, path, value):
+    """doc with the node at path replaced; unchanged when the path no longer leads anywhere (YAML
+    aliases share one node between several paths, so an earlier edit can move what a path meant)."""
     if not path:
         return value
     parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
-    parent[path[-1]] = value
+    try:
+        for step in path[:-1]:
+            parent = parent[step]
+        parent[path[-1]] = value
+    except (KeyError, IndexError, TypeError):
+        pass
     return doc
 
 
