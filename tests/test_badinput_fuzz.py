@@ -96,8 +96,18 @@ def _delete(doc, path):
 _NEST_MARK = "NEST_MARK_7f3a"
 
 
+def _unshared(node):
+    """The document as a tree: a YAML alias (`args: &devargs` ... `args: *devargs`) loads as one
+    shared object, so a swap of two paths through it would change both and break the second."""
+    if isinstance(node, dict):
+        return {key: _unshared(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_unshared(value) for value in node]
+    return node
+
+
 def structural(rng: random.Random, data: bytes) -> tuple[str, bytes]:
-    doc = yaml.safe_load(data.decode("utf-8"))
+    doc = _unshared(yaml.safe_load(data.decode("utf-8")))
     nodes = _nodes(doc)
     path, node = rng.choice(nodes[1:])
     kind = rng.choice(["delete", "replace", "replace", "insert", "copy", "wrap", "nest", "swap"])
