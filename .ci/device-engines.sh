@@ -54,9 +54,9 @@ start=$(date +%s)
 ENGINES="${ENGINES:-warp,taichi}"          # ENGINES=taichi / ENGINES=warp: one engine per call (10-minute calls)
 TAG="${ENGINES//,/-}"
 # Plain Taichi first (about a minute): is the H200's illegal address the loop-inside-if bug?
-case "$ENGINES" in *taichi*) timeout 150 python3 -m harness.engines.taichi_repro cuda 2>&1 | tee "$OUT/taichi-repro.txt" ;; esac
+case "$ENGINES" in *taichi*) timeout 100 python3 -m harness.engines.taichi_repro cuda 2>&1 | tee "$OUT/taichi-repro.txt" ;; esac
 # bounded so that the table and the fault list still come back within one 10-minute call
-timeout "${PYTEST_LIMIT:-420}" python3 -m pytest cases --backend cuda --engine "$ENGINES" -q -p no:cacheprovider -p no:benchmark "$@" \
+timeout "${PYTEST_LIMIT:-380}" python3 -m pytest cases --backend cuda --engine "$ENGINES" -q -p no:cacheprovider -p no:benchmark "$@" \
     --results "$OUT/results-engines-cuda-$TAG.jsonl" --html "$OUT/engines-cuda-$TAG.html" > "$OUT/engines-cuda-$TAG.log" 2>&1
 echo "pytest exit $? after $(( $(date +%s) - start )) s"
 tail -4 "$OUT/engines-cuda-$TAG.log"
