@@ -258,6 +258,7 @@ class _Context:
     variant: str | None = None
     variant_line: int | None = None
     overridden: frozenset = frozenset()
+    max_elements: int = MAX_ELEMENTS        # a benchmark's own case may be larger than a regression case
 
     def fail(self, message: str, path: KeyPath = ()) -> NoReturn:
         key, line = _dotted(path), _line_of(self.document, path)
@@ -862,8 +863,8 @@ def _check_elements(ctx: _Context, args: tuple[ArgSpec, ...]) -> None:
     total = 0
     for arg in args:
         total += _array_elements(arg)
-        if total > MAX_ELEMENTS:
-            ctx.fail(f"the case's arrays need more than {MAX_ELEMENTS} elements (with shadows "
+        if total > ctx.max_elements:
+            ctx.fail(f"the case's arrays need more than {ctx.max_elements} elements (with shadows "
                      f"and layouts); a regression case stays small", ("args", arg.name))
 
 
@@ -1118,16 +1119,18 @@ def _merged(base: _LineDict, overrides: _LineDict) -> _LineDict:
 
 
 def load_case_file(path: str | os.PathLike, root: str | os.PathLike,
-                   seen_ids: dict[str, str] | None = None) -> list[Case]:
+                   seen_ids: dict[str, str] | None = None, *, max_elements: int = MAX_ELEMENTS) -> list[Case]:
     """Load one case file: the base case (variant=None, variant_names filled), then one Case per
     variant in file order. Raises CaseError (file, line, dotted key) for any malformed case.
 
     `seen_ids` ({case id: file}, shared by the files of one session) refuses an id that another
-    file already declared, naming both files; this file's id is added to it once it loads."""
+    file already declared, naming both files; this file's id is added to it once it loads.
+    `max_elements` raises the allocation limit for callers that build large cases on purpose
+    (`harness bench --oracle-scaling`); case files in a suite always get the default."""
     path, root = Path(path), Path(root).resolve()
     source = _project_relative(path, root)
     document = _read_yaml(path, source)
-    ctx = _Context(root=root, source=source, document=document)
+    ctx = _Context(root=root, source=source, document=document, max_elements=max_elements)
     check_document(document, ctx.fail)                   # text, numbers: whatever the key
     _validate(ctx, document)
     if seen_ids is not None and seen_ids.get(document["id"], source) != source:
