@@ -45,6 +45,12 @@ def histogram(out, x, bins):
         cuda.atomic.add(out, bins[i], x[i] * x[i])
 
 
+def tile_sums(out, x):
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < x.shape[1]:
+        cuda.atomic.add(out, (i % 2, j % 3), x[i, j])
+
+
 def finding(out, x, y, c):
     i = cuda.grid(1)
     if i < out.shape[0]:
@@ -87,6 +93,11 @@ def test_new_reads_activities_from_signature_and_body(project):
     histogram = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "histogram")),
                                   "kernels/mine.py:histogram", "histogram"))
     assert "dtype: int32, init: arange}, activity: const" in histogram["bins"]     # an atomic's index
+    assert "shape: [64]," in histogram["out"]
+
+    tiles = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "tile_sums")),
+                              "kernels/mine.py:tile_sums", "tile-sums"))
+    assert "shape: [16, 16]," in tiles["out"]                                     # rank from (i % 2, j % 3)
 
     plane = case_yaml(analyse(find_function(project / "kernels/mine.py", "plane")), "kernels/mine.py:plane", "plane")
     assert "launch: {threads: [16, 16], block: [8, 8]}" in plane

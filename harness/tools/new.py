@@ -106,6 +106,9 @@ def analyse(fn: ast.FunctionDef) -> KernelGuess:
                 and isinstance(node.args[0], ast.Name) and node.args[0].id in guesses:
             target = guesses[node.args[0].id]
             target.kind, target.written, target.read = "array", True, True
+            if len(node.args) > 1:             # cuda.atomic.add(out, (i, j), v): rank from the index
+                index = node.args[1]
+                target.ndim = max(target.ndim, len(index.elts) if isinstance(index, ast.Tuple) else 1)
 
     # Pass 2: which are integers. An array subscripted inside another array's index holds indices;
     # a scalar's role decides its value: an index offset (1) before a range() count (4) before a
