@@ -216,3 +216,33 @@ def test_unstoppable_launch_retires_its_worker_and_nothing_is_counted_twice(tmp_
     states = sorted((r["case_id"], r["state"]) for r in runs)
     assert states == [("a-sleep", "ERROR")] + [(f"b{n}", "PASS") for n in range(3) for _ in range(2)], done.stdout
     assert "1 failed, 6 passed" in done.stdout and "crashed" not in done.stdout.split("short test summary")[-1]
+
+
+def test_time_limit_during_thread_start_still_stops_the_block(sim, k):
+    """The run's time limit may fire while a block's threads are still being started (a loaded
+    machine): the launch ends with LaunchTimeoutError, not 'cannot join thread before it is started'
+    (seen in CI), and no thread of it keeps running."""
+    import threading
+    import time
+
+    from harness.errors import LaunchTimeoutError
+    from harness.runner import time_limit
+    real_start, calls = threading.Thread.start, []
+
+    def slow_start(self):
+        calls.append(self)
+        if len(calls) == 5:
+            time.sleep(1.5)               # the 1 s limit fires here, before this thread starts
+        real_start(self)
+    threading.Thread.start = slow_start
+    try:
+        with pytest.raises(LaunchTimeoutError):
+            with time_limit(1.0, "spin"):
+                launch(sim, k.spin, (1,), (32,), np.zeros(4))
+    finally:
+        threading.Thread.start = real_start
+    deadline = time.time() + 30
+    while any(t.is_alive() for t in calls) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not any(t.is_alive() for t in calls)
+    assert not sim.poisoned

@@ -84,12 +84,18 @@ def _stop(threads) -> None:
         t.abort = True
         t.syncthreads_blocked = False
         t.syncthreads_event.set()
+    deadline = time.monotonic() + STOP_GRACE_S
+    # The time limit can fire inside `Thread.start()` while the block's threads are being created
+    # (a slow, loaded start): that thread may begin running only now, or never. Wait for it within
+    # the grace period so it gets the stop signal too; one that never started needs no stopping.
+    for t in threads:
+        t._started.wait(max(0.0, deadline - time.monotonic()))
     for t in threads:
         if t.is_alive() and t.ident is not None:
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(_Stopped))
-    deadline = time.monotonic() + STOP_GRACE_S
     for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
+        if t._started.is_set():
+            t.join(max(0.0, deadline - time.monotonic()))
     stuck_threads.extend(t for t in threads if t.is_alive())
 
 
