@@ -16,7 +16,7 @@ from harness.model import ErrorRecord
 
 CI_SEEDS = 300            # kernels in the bounded fuzz
 CI_CHUNKS = 10            # xdist spreads the chunks over its workers
-PRODUCTIONS = {"grid1", "grid2", "shared", "shuffle", "rule", "branch", "ternary", "early-return", "static-loop",
+PRODUCTIONS = {"grid1", "grid2", "shared", "grid-stride", "shuffle", "rule", "branch", "ternary", "early-return", "static-loop",
                "dynamic-loop", "while-loop", "break", "continue", "in-place", "device-helper", "atomic", "atomic-old",
                "alias"}
 

@@ -311,6 +311,12 @@ def generate(seed: int) -> FuzzKernel:
         block = 32 if shared else rng.choice([4, 8, 16])
         n_threads = block * rng.choice([1, 2]) if shared else rng.randint(3, 24)
         size = n_threads
+        # A grid-stride loop (each thread owns elements t, t + G, ...) in a quarter of the 1-D
+        # kernels, drawn from a side stream so every other seed keeps the kernel it always had.
+        side = random.Random(seed * 7919 + 17)
+        grid_stride = not shared and side.random() < 0.25
+        if grid_stride:
+            size = n_threads * side.choice([2, 3]) + side.randint(0, n_threads - 1)
         params = ["out", "x", "y", "a", "idx", "n", "acc", "cnt"]
         # A kernel that updates y in place reads y only at its own index: a read of y[i + 1] beside
         # the write of y[i] is a data race in the primal itself (seed 34 of the second campaign).
@@ -319,7 +325,11 @@ def generate(seed: int) -> FuzzKernel:
         w = _Writer(rng, loads, ["a"])
         body_start = ["    i = cuda.grid(1)"]
         indent = 1
-        if shared:
+        if grid_stride:
+            features.add("grid-stride")
+            body_start = ["    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):"]
+            indent = 2
+        elif shared:
             features.add("shared")
             body_start += ["    t = cuda.threadIdx.x",
                            f"    sh = cuda.shared.array({block}, {'float64' if dtype == 'float64' else 'float32'})"]
