@@ -30,7 +30,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 # Pictures for a person to look at; HARNESS_SCREENSHOTS puts them elsewhere.
 SCREENSHOTS = Path(os.environ.get("HARNESS_SCREENSHOTS")
                    or Path(__file__).resolve().parents[1] / "reports" / "screenshots")
-PAINT_BUDGET_MS = 2000
+# Paint time of the 5,000-run report as a multiple of a 40-run report's, measured in the same run: the
+# page draws its visible rows, not every run (625 rows against 5; drawing all 5,000 runs would be
+# far above this), and a ratio holds on a loaded machine where an absolute budget (2 s) did not.
+PAINT_RATIO_BUDGET = 30
 SIZE_BUDGET = 10 * 1024 * 1024
 
 if not CHROMIUM.exists():
@@ -169,19 +172,26 @@ def test_5000_runs_paint_within_budget(tmp_path):
     html = tmp_path / "index.html"
     write_report([results], html)
     size = html.stat().st_size
-    # Best of up to five loads, stopping at the first within budget: the budget is about the page,
-    # not about whatever else shares this 2-core machine at the moment.
-    times = []
-    while len(times) < 5 and (not times or min(times) >= PAINT_BUDGET_MS):
-        facts = DomFacts(chromium(tmp_path, file_url(html), "--dump-dom"))
-        assert facts.root.get("data-js") == "ready" and len(facts.rows) == 625
-        times.append(float(facts.root.get("data-paint-ms") or facts.root["data-load-ms"]))
-    print(f"\n5000-run report: {size / 1e6:.2f} MB, paint {min(times):.0f} ms "
-          f"(loads: {', '.join(f'{t:.0f}' for t in times)} ms)")
+    small_results = tmp_path / "small.jsonl"
+    with ResultsWriter(small_results) as writer:
+        for run in synthetic_outcomes(40):
+            writer.append(run)
+    small = tmp_path / "small.html"
+    write_report([small_results], small)
+
+    def paint_ms(page: Path, rows: int) -> float:
+        facts = DomFacts(chromium(tmp_path, file_url(page), "--dump-dom"))
+        assert facts.root.get("data-js") == "ready" and len(facts.rows) == rows
+        return float(facts.root.get("data-paint-ms") or facts.root["data-load-ms"])
+    # Best of three, interleaved, so both pages see the same moments of this shared machine.
+    pairs = [(paint_ms(small, 5), paint_ms(html, 625)) for _ in range(3)]
+    small_ms, big_ms = min(p[0] for p in pairs), min(p[1] for p in pairs)
+    print(f"\n5000-run report: {size / 1e6:.2f} MB, paint {big_ms:.0f} ms; 40-run report {small_ms:.0f} ms "
+          f"(ratio {big_ms / small_ms:.1f})")
     if os.environ.get("HARNESS_KEEP_SCALE_REPORT"):
         shutil.copy(html, SCREENSHOTS.parent / "scale-5000.html")
     assert size < SIZE_BUDGET
-    assert min(times) < PAINT_BUDGET_MS
+    assert big_ms / small_ms < PAINT_RATIO_BUDGET
 
 
 def wide_matrix_outcomes() -> list:
