@@ -164,20 +164,21 @@ def test_detail_opens_from_link(mixed_report, tmp_path):
     assert shot.stat().st_size > 0
 
 
-def test_5000_runs_paint_within_budget(tmp_path):
-    results = tmp_path / "results.jsonl"
+def synthetic_report(tmp_path: Path, runs: int) -> Path:
+    """The HTML report of `runs` synthetic outcomes, written under tmp_path."""
+    results = tmp_path / f"results-{runs}.jsonl"
     with ResultsWriter(results) as writer:
-        for run in synthetic_outcomes(5000):
+        for run in synthetic_outcomes(runs):
             writer.append(run)
-    html = tmp_path / "index.html"
+    html = tmp_path / f"report-{runs}.html"
     write_report([results], html)
+    return html
+
+
+def test_5000_runs_paint_within_budget(tmp_path):
+    html = synthetic_report(tmp_path, 5000)
     size = html.stat().st_size
-    small_results = tmp_path / "small.jsonl"
-    with ResultsWriter(small_results) as writer:
-        for run in synthetic_outcomes(40):
-            writer.append(run)
-    small = tmp_path / "small.html"
-    write_report([small_results], small)
+    small = synthetic_report(tmp_path, 40)
 
     def paint_ms(page: Path, rows: int) -> float:
         facts = DomFacts(chromium(tmp_path, file_url(page), "--dump-dom"))
