@@ -4,7 +4,7 @@ control flow mirrored (reverse sweep). Functions over the emit state (emit_state
 from __future__ import annotations
 
 from ..core.errors import UnsupportedError
-from . import emit_adjoints, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_uniform
+from . import emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_uniform
 from .emit_state import EmitState
 from .emit_uniform import uniform_slots
 from .ir import Alloc, Assign, If, Loop, Store, file_of, walk
@@ -78,9 +78,10 @@ def reverse_phis(em: EmitState, phis, side: int):
                 em.line(f"{em.d(src, j)} += {em.d(target, j)}")
 
 
-def reverse_function_body(em: EmitState, device: bool):
+def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     """The body of a reverse kernel (or of a device function's reverse): tape declarations, the
-    forward sweep, the adjoint sweep, and the Active scalars' reduction or return."""
+    forward sweep, the adjoint sweep, and the Active scalars' reduction or return. Gathered
+    adjoints (emit_gather.py) are computed first and added after the adjoint sweep."""
     if device and em.has_loops:
         loop = next(s for s in walk(em.ir.body) if isinstance(s, Loop))
         raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
@@ -91,6 +92,9 @@ def reverse_function_body(em: EmitState, device: bool):
     if em.has_loops:
         em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
         emit_loops.tape_declarations(em, em.ir.body)
+    gather = not device and em.sig.gather
+    if gather:
+        emit_gather.kernel_start(em, fname)
     em.line("# forward sweep: replay the primal, keeping every value in registers")
     reverse_replay(em, em.ir.body)
     em.line("# reverse sweep: adjoints in reverse statement order")
@@ -99,7 +103,13 @@ def reverse_function_body(em: EmitState, device: bool):
     for r in em.ir.returns if device else []:
         if em.is_varied(r):           # a device function's result is seeded like an Active return
             em.line(f"{em.d(r, 0)} += {em.ftype(r)}(1.0)")
+    base = em.emitters
+    if gather:
+        em.emitters = emit_gather.own_emitters(em)
     reverse(em, em.ir.body)
+    em.emitters = base
+    if gather:
+        emit_gather.kernel_end(em, fname)
     actives = emit_primal.active_scalars(em)
     if device:
         if actives:

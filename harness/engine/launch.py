@@ -92,6 +92,7 @@ class Plan:
     loop_files: dict = field(default_factory=dict)   # a loop's line -> its file (inlined helpers)
     uniform_slots: int = 0            # scratch slots of uniform-index adjoints (emit_uniform.py)
     finish: Any = None                # the one-thread kernel that folds them into the shadows
+    consume: Any = None               # gathered adjoints: the kernel that zeroes the stored cotangents
     extrema: tuple = ()               # arrays of atomic max/min statements, in program order
     extremum_passes: tuple = ()       # the two kernels that find their winners
     nested_arrays: tuple = ()         # device-side autodiff: the arrays each call passes (aliasing)
@@ -123,6 +124,8 @@ class BoundLaunch:
     def __post_init__(self):
         grid, block, args = self.config.grid, self.config.block, self.kernel_args
         self._steps = [self.backend.prepare_launch(self.plan.compiled, grid, block, args)]
+        if self.plan.consume is not None:     # gathered adjoints (emit_gather.py): after every read
+            self._steps.append(self.backend.prepare_launch(self.plan.consume, grid, block, args))
         if self.plan.finish is not None:      # uniform-index adjoints folded into their shadows
             self._steps.append(self.backend.prepare_launch(self.plan.finish, (1,), (1,), args))
 
@@ -342,9 +345,11 @@ class Engine:
             types += [x for _, t in scratch for x in t]
         compiled = self.backend.compile(gen_fn, tuple(types), target)
         finish = self.backend.compile(load_function(path, f"{fname}_finish"), tuple(types), target) if slots else None
+        consume = self.backend.compile(load_function(path, f"{fname}_consume"), tuple(types), target) \
+            if sig.gather else None
         return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives), signature=tuple(types),
                     ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow,
-                    uniform_slots=slots, finish=finish,
+                    uniform_slots=slots, finish=finish, consume=consume,
                     loop_files={s.line: file_of(ir, s) for s in walk(ir.body) if isinstance(s, Loop)},
                     extrema=tuple(a for a, _ in scratch), extremum_passes=passes)
 

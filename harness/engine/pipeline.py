@@ -15,8 +15,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import analysis
+from . import analysis, gather
 from .analysis import extremum_atomics
+from .emit_state import differentiable_arrays
 from .codegen import Signature, describe, function_text, generate, module_text
 from .ir import Assign, KernelIR, Load, walk
 from .nested import record_inlined_calls
@@ -65,6 +66,9 @@ def signature(st: PassState):
                        skip_store=frozenset(i.name for i in st.infos
                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
                        tape_size=st.tape_size)
+    if st.mode == "reverse":              # adjoints gathered from their readers instead of scattered
+        st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
+                                               st.sig.owned, st.launch_shape)
 
 
 def extrema(st: PassState):

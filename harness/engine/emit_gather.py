@@ -1,0 +1,221 @@
+"""Emitting gathered adjoints (gather.py proves which arrays): thread j computes dx[j] as the sum
+of its readers' contributions instead of every reader scattering into dx with an atomic.
+
+The reverse kernel of `conv3` then reads, for x[j]:
+    _gx_x_0 = conv3__reverse_gather_x(j, ...)     # before any store, so its loads are not held back
+    ... the thread's own forward and reverse sweeps, x's adjoint left out ...
+    d_x[j] += _gx_x_0
+and the module holds, as device functions NVVM inlines:
+- `<kernel>_read_<x><k>(i, ...)`: thread i's forward replayed (no stores), then its reverse sweep
+  with only the reads of x at offset group k contributing (into a register it returns). The
+  stored elements' cotangents are read, not consumed: other threads read them too.
+- `<kernel>_gather_<x>(j, ...)`: for each offset group, the reader i = j - offset if it exists
+  (0 <= i < threads); a second candidate i - len(x) covers a read at a negative index, which
+  wraps around to j.
+Elements beyond the thread count are gathered in a grid-stride loop at the end.
+
+Consume-the-cotangent: the reverse zeroes dout[i] after using it, but thread j reads dout[j - o]
+that thread j - o would zero (a race). So no store's cotangent is consumed in the reverse kernel;
+a second kernel, `<kernel>_consume` (same grid and parameters), replays each thread's control
+flow and zeroes the cotangent of every element it stored: the kernel boundary orders every read
+before the zeroing (engine.md, Semantics). The thread's own adjoint work (the weights' uniform
+slots, Active scalars, other arrays) stays in the thread, counted once.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from .analysis import DIFFERENTIABLE
+from .emit_state import EmitState
+from .ir import Assign, If, KernelIR, Prim, Special, Store
+from .syntax import index_text
+
+
+def base_name(ir: KernelIR) -> str:
+    """A prefix for the gather's own names that no name of the kernel starts with."""
+    taken = set(ir.types) | {p.name for p in ir.params}
+    base = "_g"
+    while any(n.startswith(base) for n in taken):
+        base = "_" + base
+    return base
+
+
+def data_params(em: EmitState) -> list[str]:
+    """The kernel's arguments and their shadows (the device functions' parameters after the index)."""
+    out = []
+    for p in em.ir.params:
+        out.append(p.name)
+        if p.kind == "array" and em.sig.activity[p.name] in DIFFERENTIABLE:
+            out += [em.d(p.name, j) for j in em.lanes()]
+    return out
+
+
+def own_emitters(em: EmitState) -> dict:
+    """The thread's own reverse sweep: gathered reads add nothing (their readers' neighbours gather
+    them), and stores read their cotangent without consuming it (the consume kernel zeroes it)."""
+    base, gathered = em.emitters, em.sig.gather
+
+    def load(em: EmitState, s: Assign):
+        if s.expr.array in gathered:
+            em.line(f"# {s.expr.array}[{index_text(s.expr.index)}]: adjoint gathered by the element's thread"
+                    + em.comment_line(s.line))
+        else:
+            base["load"](em, s)
+
+    return {**base, "load": load, "store": functools.partial(base["store"], consume=False)}
+
+
+def _acc(em: EmitState, array: str, lane: int) -> str:
+    return f"{base_name(em.ir)}x_{array}_{lane}"
+
+
+def _call(em: EmitState, fname: str, array: str, index: str) -> str:
+    return f"{fname}_gather_{array}({index}, {', '.join(data_params(em))})"
+
+
+def _targets(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names)
+
+
+def kernel_start(em: EmitState, fname: str):
+    """Gather each gathered array's element j = cuda.grid(1) first: loads before any store."""
+    g = base_name(em.ir)
+    em.line(f"# gathered adjoints ({', '.join(em.sig.gather)}): element j's readers are replayed by thread j"
+            " (no atomics); stored cotangents are zeroed by the consume kernel")
+    em.line(f"{g}j = cuda.grid(1)")
+    for array in em.sig.gather:
+        accs = [_acc(em, array, j) for j in em.lanes()]
+        for a in accs:
+            em.line(f"{a} = {em.ftype(array)}(0.0)")
+        em.line(f"if {g}j < {array}.shape[0]:")
+        em.line(f"    {_targets(accs)} = {_call(em, fname, array, g + 'j')}")
+
+
+def kernel_end(em: EmitState, fname: str):
+    """Add the gathered sums into the shadows; elements beyond the thread count in a grid-stride loop."""
+    g = base_name(em.ir)
+    for array in em.sig.gather:
+        accs = [_acc(em, array, j) for j in em.lanes()]
+        em.line(f"if {g}j < {array}.shape[0]:")
+        for j, a in enumerate(accs):
+            em.line(f"    {em.d(array, j)}[{g}j] += {a}")
+        em.line(f"for {g}k in range({g}j + cuda.gridsize(1), {array}.shape[0], cuda.gridsize(1)):"
+                "   # more elements than threads")
+        em.line(f"    {_targets(accs)} = {_call(em, fname, array, g + 'k')}")
+        for j, a in enumerate(accs):
+            em.line(f"    {em.d(array, j)}[{g}k] += {a}")
+
+
+def helpers_text(em: EmitState, fname: str, params: list[str]) -> str:
+    """The device functions of every gathered array and the consume kernel, as module text."""
+    parts = []
+    for array, groups in em.sig.gather.items():
+        parts.append(_gather_function(em, fname, array, groups))
+        parts += [_reader_function(em, fname, array, k, group) for k, group in enumerate(groups)]
+    parts.append(_consume_kernel(em, f"{fname}_consume", params))
+    return "\n\n".join(parts)
+
+
+def _gather_function(em: EmitState, fname: str, array: str, groups) -> str:
+    from .gather import offset_text
+    g = base_name(em.ir)
+    ft = em.ftype(array)
+    sums = [f"{g}s_{j}" for j in em.lanes()]
+    lines = ["@cuda.jit(device=True)",
+             f"def {fname}_gather_{array}({g}j, {', '.join(data_params(em))}):",
+             f"    # the adjoint of {array}[{g}j]: the sum over the threads i that read it, each replayed here;",
+             f"    # thread i exists if 0 <= i < cuda.gridsize(1); {g}w = 1: a read at a negative index wraps around",
+             f"    {g}T = cuda.gridsize(1)",
+             f"    {g}n = {array}.shape[0]"]
+    lines += [f"    {s} = {ft}(0.0)" for s in sums]
+    lines.append(f"    for {g}w in range(2):")
+    for k, group in enumerate(groups):
+        reader = " ".join(filter(None, (f"{g}j", offset_text(group.offset, negate=True), f"- {g}w * {g}n")))
+        lines.append(f"        {g}i = {reader}"
+                     + f"   # reads {_read(array, group)} (line {', '.join(str(s.line) for s in group.sites)})")
+        lines.append(f"        if {g}i >= 0 and {g}i < {g}T:")
+        call = f"{fname}_read_{array}{k}({g}i, {', '.join(data_params(em))})"
+        if len(sums) == 1:
+            lines.append(f"            {sums[0]} += {call}")
+        else:
+            lines.append(f"            {g}r = {call}")
+            lines += [f"            {s} += {g}r[{j}]" for j, s in enumerate(sums)]
+    lines.append(f"    return {_targets(sums)}")
+    return "\n".join(lines) + "\n"
+
+
+def _read(array: str, group) -> str:
+    from .gather import offset_text
+    return f"{array}[{f'i {offset_text(group.offset)}'.strip()}]"
+
+
+def replay_ir(ir: KernelIR, thread: str) -> KernelIR:
+    """`ir` as thread `thread` runs it: `cuda.grid(1)` becomes that index (statements shared)."""
+    def visit(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, Assign) and isinstance(s.expr, Special) and s.expr.name == "grid.0":
+                s = Assign(s.target, Prim("copy", (thread,)), s.line)
+            elif isinstance(s, If):
+                s = dataclasses.replace(s, body=visit(s.body), orelse=visit(s.orelse))
+            out.append(s)
+        return out
+    return dataclasses.replace(ir, body=visit(ir.body), types={**ir.types, thread: "int64"})
+
+
+def _sub_state(em: EmitState, ir: KernelIR, emitters: dict) -> EmitState:
+    arrays = frozenset(p.name for p in ir.params if p.kind == "array")
+    sig = dataclasses.replace(em.sig, skip_store=arrays, gather={})
+    sub = EmitState.start(ir, sig, em.varied, emitters, em.rules)
+    sub.prefix = em.prefix
+    return sub
+
+
+def _reader_function(em: EmitState, fname: str, array: str, k: int, group) -> str:
+    from . import emit_reverse
+    from .gather import offset_text
+    g = base_name(em.ir)
+    sites = {id(s) for s in group.sites}
+    accs = [f"{g}a_{j}" for j in em.lanes()]
+
+    def load(sub: EmitState, s: Assign):
+        if id(s) in sites:
+            for j in sub.lanes():
+                sub.line(f"{accs[j]} += {sub.d(s.target, j)}" + sub.comment_line(s.line))
+
+    emitters = {**em.emitters, "load": load, "store": functools.partial(em.emitters["store"], consume=False)}
+    sub = _sub_state(em, replay_ir(em.ir, f"{g}i"), emitters)
+    sub.line(f"# thread {g}i replayed (no stores), then its reverse sweep: what its reads of "
+             f"{_read(array, group)} contribute")
+    emit_reverse.reverse_replay(sub, sub.ir.body)
+    emit_reverse.adjoint_inits(sub)
+    for a in accs:
+        sub.line(f"{a} = {em.ftype(array)}(0.0)")
+    emit_reverse.reverse(sub, sub.ir.body)
+    sub.line(f"return {_targets(accs)}")
+    return (f"@cuda.jit(device=True)\ndef {fname}_read_{array}{k}({g}i, {', '.join(data_params(em))}):\n"
+            + "\n".join(sub.lines) + "\n")
+
+
+def _consume_kernel(em: EmitState, name: str, params: list[str]) -> str:
+    """Each thread's control flow replayed; the cotangent of every element it stored is zeroed."""
+    from . import emit_primal
+    from .emit_reverse import primal_phis
+    sub = _sub_state(em, em.ir, em.emitters)
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, If):
+                emit_primal.emit_if(sub, s, lambda s=s: (visit(s.body), primal_phis(sub, s.phis, 1)),
+                                    lambda s=s: (visit(s.orelse), primal_phis(sub, s.phis, 2)))
+            elif isinstance(s, Store):
+                if s.array in sub.diff_arrays:
+                    for j in sub.lanes():
+                        sub.line(f"{sub.d(s.array, j)}[{index_text(s.index)}] = 0" + sub.comment_line(s.line))
+            else:
+                emit_primal.primal(sub, s)
+    sub.line("# the cotangents of the elements each thread stored, consumed (zeroed) once every "
+             "reader has gathered them")
+    visit(sub.ir.body)
+    return f"def {name}({', '.join(params)}):\n" + "\n".join(sub.lines) + "\n"
