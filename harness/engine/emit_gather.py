@@ -6,9 +6,11 @@ The reverse kernel of `conv3` then reads, for x[j]:
     ... the thread's own forward and reverse sweeps, x's adjoint left out ...
     d_x[j] += _gx_x_0
 and the module holds, as device functions NVVM inlines:
-- `<kernel>_read_<x><k>(i, ...)`: thread i's forward replayed (no stores), then its reverse sweep
-  with only the reads of x at offset group k contributing (into a register it returns). The
-  stored elements' cotangents are read, not consumed: other threads read them too.
+- `<kernel>_read_<x>(i, k, ...)`: thread i's forward replayed (no stores), then its reverse sweep
+  with only the reads of x at offset group k contributing (into a register it returns; k is a
+  constant at each call, so NVVM keeps one group's code per inlined call, and numba compiles the
+  replay once per array, not once per offset). The stored elements' cotangents are read, not
+  consumed: other threads read them too.
 - `<kernel>_gather_<x>(j, ...)`: for each offset group, the reader i = j - offset if it exists
   (0 <= i < threads); a second candidate i - len(x) covers a read at a negative index, which
   wraps around to j.
@@ -28,8 +30,8 @@ import functools
 
 from .analysis import DIFFERENTIABLE
 from .emit_state import EmitState
-from .ir import Assign, If, KernelIR, Prim, Special, Store
-from .syntax import index_text
+from .ir import Assign, If, KernelIR, Prim, Special, Store, walk
+from .syntax import atom, index_text
 
 
 def base_name(ir: KernelIR) -> str:
@@ -100,11 +102,11 @@ def kernel_end(em: EmitState, fname: str):
         em.line(f"if {g}j < {array}.shape[0]:")
         for j, a in enumerate(accs):
             em.line(f"    {em.d(array, j)}[{g}j] += {a}")
-        em.line(f"for {g}k in range({g}j + cuda.gridsize(1), {array}.shape[0], cuda.gridsize(1)):"
+        em.line(f"for {g}e in range({g}j + cuda.gridsize(1), {array}.shape[0], cuda.gridsize(1)):"
                 "   # more elements than threads")
-        em.line(f"    {_targets(accs)} = {_call(em, fname, array, g + 'k')}")
+        em.line(f"    {_targets(accs)} = {_call(em, fname, array, g + 'e')}")
         for j, a in enumerate(accs):
-            em.line(f"    {em.d(array, j)}[{g}k] += {a}")
+            em.line(f"    {em.d(array, j)}[{g}e] += {a}")
 
 
 def helpers_text(em: EmitState, fname: str, params: list[str]) -> str:
@@ -112,7 +114,7 @@ def helpers_text(em: EmitState, fname: str, params: list[str]) -> str:
     parts = []
     for array, groups in em.sig.gather.items():
         parts.append(_gather_function(em, fname, array, groups))
-        parts += [_reader_function(em, fname, array, k, group) for k, group in enumerate(groups)]
+        parts.append(_reader_function(em, fname, array, groups))
     parts.append(_consume_kernel(em, f"{fname}_consume", params))
     return "\n\n".join(parts)
 
@@ -135,7 +137,7 @@ def _gather_function(em: EmitState, fname: str, array: str, groups) -> str:
         lines.append(f"        {g}i = {reader}"
                      + f"   # reads {_read(array, group)} (line {', '.join(str(s.line) for s in group.sites)})")
         lines.append(f"        if {g}i >= 0 and {g}i < {g}T:")
-        call = f"{fname}_read_{array}{k}({g}i, {', '.join(data_params(em))})"
+        call = f"{fname}_read_{array}({g}i, {k}, {', '.join(data_params(em))})"
         if len(sums) == 1:
             lines.append(f"            {sums[0]} += {call}")
         else:
@@ -172,48 +174,71 @@ def _sub_state(em: EmitState, ir: KernelIR, emitters: dict) -> EmitState:
     return sub
 
 
-def _reader_function(em: EmitState, fname: str, array: str, k: int, group) -> str:
+def _reader_function(em: EmitState, fname: str, array: str, groups) -> str:
     from . import emit_reverse
-    from .gather import offset_text
     g = base_name(em.ir)
-    sites = {id(s) for s in group.sites}
+    group_of = {id(s): k for k, group in enumerate(groups) for s in group.sites}
     accs = [f"{g}a_{j}" for j in em.lanes()]
 
     def load(sub: EmitState, s: Assign):
-        if id(s) in sites:
+        if id(s) in group_of:
+            sub.line(f"if {g}k == {group_of[id(s)]}:   # {_read(array, groups[group_of[id(s)]])}, line {s.line}")
             for j in sub.lanes():
-                sub.line(f"{accs[j]} += {sub.d(s.target, j)}" + sub.comment_line(s.line))
+                sub.line(f"    {accs[j]} += {sub.d(s.target, j)}")
 
     emitters = {**em.emitters, "load": load, "store": functools.partial(em.emitters["store"], consume=False)}
     sub = _sub_state(em, replay_ir(em.ir, f"{g}i"), emitters)
-    sub.line(f"# thread {g}i replayed (no stores), then its reverse sweep: what its reads of "
-             f"{_read(array, group)} contribute")
+    sub.line(f"# thread {g}i replayed (no stores), then its reverse sweep: what its reads of {array} in "
+             f"offset group {g}k contribute")
     emit_reverse.reverse_replay(sub, sub.ir.body)
     emit_reverse.adjoint_inits(sub)
     for a in accs:
         sub.line(f"{a} = {em.ftype(array)}(0.0)")
     emit_reverse.reverse(sub, sub.ir.body)
     sub.line(f"return {_targets(accs)}")
-    return (f"@cuda.jit(device=True)\ndef {fname}_read_{array}{k}({g}i, {', '.join(data_params(em))}):\n"
+    return (f"@cuda.jit(device=True)\ndef {fname}_read_{array}({g}i, {g}k, {', '.join(data_params(em))}):\n"
             + "\n".join(sub.lines) + "\n")
+
+
+def _control_slice(ir: KernelIR, diff_arrays: set) -> set[str]:
+    """The values the consume kernel needs: branch conditions and stored indices, and what they
+    are computed from (the rest of the forward is left out, so numba compiles less)."""
+    defs = {s.target: s.expr for s in walk(ir.body) if isinstance(s, Assign)}
+    phis = {t: (a, b) for s in walk(ir.body) if isinstance(s, If) for t, a, b in s.phis}
+    work = [s.cond for s in walk(ir.body) if isinstance(s, If)]
+    work += [a for s in walk(ir.body) if isinstance(s, Store) and s.array in diff_arrays for a in s.index]
+    needed: set[str] = set()
+    while work:
+        a = work.pop()
+        if not isinstance(a, str) or a in needed:
+            continue
+        needed.add(a)
+        e = defs.get(a)
+        work += list(getattr(e, "args", ()) or ()) + list(getattr(e, "index", ()) or ()) + list(phis.get(a, ()))
+    return needed
 
 
 def _consume_kernel(em: EmitState, name: str, params: list[str]) -> str:
     """Each thread's control flow replayed; the cotangent of every element it stored is zeroed."""
     from . import emit_primal
-    from .emit_reverse import primal_phis
     sub = _sub_state(em, em.ir, em.emitters)
+    needed = _control_slice(em.ir, sub.diff_arrays)
+
+    def phis(s: If, side: int):
+        for phi in s.phis:
+            if phi[0] in needed:
+                sub.line(f"{phi[0]} = {atom(phi[side])}")
 
     def visit(stmts):
         for s in stmts:
             if isinstance(s, If):
-                emit_primal.emit_if(sub, s, lambda s=s: (visit(s.body), primal_phis(sub, s.phis, 1)),
-                                    lambda s=s: (visit(s.orelse), primal_phis(sub, s.phis, 2)))
+                emit_primal.emit_if(sub, s, lambda s=s: (visit(s.body), phis(s, 1)),
+                                    lambda s=s: (visit(s.orelse), phis(s, 2)))
             elif isinstance(s, Store):
                 if s.array in sub.diff_arrays:
                     for j in sub.lanes():
                         sub.line(f"{sub.d(s.array, j)}[{index_text(s.index)}] = 0" + sub.comment_line(s.line))
-            else:
+            elif isinstance(s, Assign) and s.target in needed:
                 emit_primal.primal(sub, s)
     sub.line("# the cotangents of the elements each thread stored, consumed (zeroed) once every "
              "reader has gathered them")
