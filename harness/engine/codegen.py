@@ -6,8 +6,8 @@ statements in reverse order with control flow mirrored (reverse sweep), each by 
 statement kind (emit_adjoints.py). Every value the reverse sweep needs is still in a register from
 the replay; only dynamic loops keep a small per-thread tape (emit_loops.py). An in-place update
 such as `A[0] *= A[0]` reads `A[0]` into a register before it is overwritten. The primal
-statements and parameter lists are emit_primal.py's; shared state (shared arrays, shuffles,
-Active reductions) emit_parallel.py's; early shadow reads emit_prefetch.py's; atomic max/min
+statements and parameter lists are emit_primal.py's; shared state (shared arrays, shuffles)
+emit_parallel.py's; the end-of-kernel reduction of Active scalars emit_reduce.py's; early shadow reads emit_prefetch.py's; atomic max/min
 emit_extrema.py's; uniform-index reads emit_uniform.py's. All of them are functions over one
 explicit EmitState (emit_state.py), made here per generated function.
 """

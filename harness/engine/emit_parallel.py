@@ -1,5 +1,5 @@
-"""Emitting what threads share: shadows of shared and local arrays, the adjoints of warp shuffles,
-and the hierarchical reduction of Active scalars. Functions over the emit state (emit_state.py).
+"""Emitting what threads share: shadows of shared and local arrays and the adjoints of warp
+shuffles (the end-of-kernel reduction is emit_reduce.py's). Functions over the emit state (emit_state.py).
 """
 from __future__ import annotations
 
@@ -74,43 +74,3 @@ def reverse_shuffle(em: EmitState, s: Assign, lane: int, opposite: dict | None =
         for off in (16, 8, 4, 2, 1):
             em.line(f"_u += cuda.shfl_xor_sync({mask}, _u, {off})")
         em.line(f"{dv} += _u if cuda.laneid == {k} else {zero}")
-
-
-def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, str, str]] = ()):
-    """Sum each Active scalar's per-thread adjoint, and each register of a uniform-index read
-    (emit_uniform.py), hierarchically: a butterfly within each warp, the warps' sums through
-    shared memory, then one atomic add per block (one atomic per thread serialises on a single
-    address: hundreds of times slower at scale). All sums share one barrier, and thread k
-    finishes sum k, so several sums cost little more than one."""
-    out = em.prefix + "active_out"
-    sums = [(f"float64({em.d(a, j)})", out, str(k * em.sig.width + j))
-            for k, a in enumerate(actives) for j in em.lanes()]
-    sums += [(reg, shadow, idx) for reg, shadow, idx in slots]
-    what = " and ".join(w for w, on in (("Active scalars", actives), ("uniform-index reads", slots)) if on)
-    em.line(f"# {what}: warp sums, block sums in shared memory, one atomic per block")
-    shape = "32" if len(sums) == 1 else f"({len(sums)}, 32)"
-    em.line(f"_red = cuda.shared.array({shape}, float64)")
-    em.line("_m = cuda.activemask()")
-    em.line("_tlin = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
-    em.line("_nthreads = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z")
-    if slots:
-        em.line("_blin = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)")
-    for k, (value, _, _) in enumerate(sums):
-        v = "_v" if len(sums) == 1 else f"_v{k}"
-        em.line(f"{v} = {value}")
-        for off in (16, 8, 4, 2, 1):
-            em.line(f"_o = cuda.shfl_xor_sync(_m, {v}, {off})")
-            em.line(f"if (_m >> (cuda.laneid ^ {off})) & 1:")
-            em.line(f"    {v} += _o")
-    em.line("if cuda.laneid == 0:")
-    for k in range(len(sums)):
-        cell = "_tlin // 32" if len(sums) == 1 else f"{k}, _tlin // 32"
-        em.line(f"    _red[{cell}] = {'_v' if len(sums) == 1 else f'_v{k}'}")
-    em.line("cuda.syncthreads()")
-    for k, (_, target, index) in enumerate(sums):
-        cell = "_w" if len(sums) == 1 else f"{k}, _w"
-        em.line("if _tlin == 0:" if k == 0 else f"if _tlin == {k} % _nthreads:   # blocks may be smaller")
-        em.line("    _s = float64(0.0)")
-        em.line("    for _w in range((_nthreads + 31) // 32):")
-        em.line(f"        _s += _red[{cell}]")
-        em.line("    " + em.emitters["block-sum"](em, target, index, "_s"))

@@ -4,7 +4,7 @@ control flow mirrored (reverse sweep). Functions over the emit state (emit_state
 from __future__ import annotations
 
 from ..core.errors import UnsupportedError
-from . import emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_uniform
+from . import emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reduce, emit_uniform
 from .emit_state import EmitState
 from .emit_uniform import uniform_slots
 from .ir import Alloc, Assign, If, Loop, Store, file_of, walk
@@ -115,4 +115,4 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
         if actives:
             em.line("return " + ", ".join(em.d(a, 0) for a in actives) + ("," if len(actives) == 1 else ""))
     elif actives or em.uniform:
-        emit_parallel.active_reduction(em, actives, emit_uniform.slot_targets(em))
+        emit_reduce.active_reduction(em, actives, emit_uniform.slot_targets(em))
