@@ -354,14 +354,28 @@ def test_active_scalar_is_reduced_hierarchically_with_one_atomic_per_block(kerne
     adds = atomic_adds(fdef)
     assert len(adds) == 1 and adds[0][1] == "0" and adds[0][0].endswith("active_out"), adds
     text = ast.unparse(fdef)
-    assert text.count("cuda.shfl_xor_sync(_m, _v,") == 5, "a butterfly over the warp's 32 lanes"
-    assert "_red = cuda.shared.array(32, float64)" in text
+    assert text.count("cuda.shfl_xor_sync(_m, _v0,") == 10, "a butterfly over 32 lanes, for full and partial warps"
+    assert "_red = cuda.shared.array((1, 32), float64)" in text
     # the block's single atomic is issued by thread 0, after the warps' sums meet at a barrier
     guard = [s for s in fdef.body if isinstance(s, ast.If) and ast.unparse(s.test) == "_tlin == 0"]
     assert len(guard) == 1 and "cuda.atomic.add" in ast.unparse(guard[0])
     top = [ast.unparse(s) for s in fdef.body]
     assert top.index("cuda.syncthreads()") < top.index(ast.unparse(guard[0])), "reduction outside every branch"
     assert fdef.args.args[-1].arg == adds[0][0], "the adjoint buffer is the last kernel parameter"
+
+
+def test_several_sums_are_reduce_scattered_over_a_full_warp(kernels, engine, backend, cfg):
+    """Four sums (a batch of four lanes of one Active scalar) over full warps take 3 + 3 shuffles,
+    each lane keeping half its sums per step; sum k is written by lane 8k."""
+    from harness.activity import Active, BatchDuplicated
+    batch = lambda: BatchDuplicated(_array(backend, 64), tuple(_array(backend, 64) for _ in range(4)))  # noqa: E731
+    _, fdef = generated(engine, kernels.scale, cfg.threads(64, 32), [batch(), Active(2.0), batch()], "reverse")
+    full = next(s for s in ast.walk(fdef) if isinstance(s, ast.If) and ast.unparse(s.test) == "_nthreads % 32 == 0")
+    body = ast.unparse(ast.Module(body=full.body, type_ignores=[]))
+    assert body.count("cuda.shfl_xor_sync(") == 2 + 1 + 3, body
+    assert "if cuda.laneid % 8 == 0 and cuda.laneid // 8 < 4:" in body
+    partial = ast.unparse(ast.Module(body=full.orelse, type_ignores=[]))
+    assert partial.count("cuda.shfl_xor_sync(") == 4 * 5, "the masked butterfly, once per sum"
 
 
 def test_active_scalar_batch_reduces_each_lane(kernels, engine, backend, cfg):
