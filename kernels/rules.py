@@ -66,6 +66,24 @@ def explog(out, x, y):
         out[11, i] = math.ldexp(u * v, 3)
 
 
+def constant_powers(out, x):
+    """x in (0.5, 2): powers whose exponent is a constant, whose derivative the engine writes
+    without pow (1.5 sqrt(x) for x ** 1.5, 1 / sqrt(x) for x ** 0.5, ...)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        u = x[i]
+        out[0, i] = u ** 0.5
+        out[1, i] = u ** 1.5
+        out[2, i] = u ** -0.5
+        out[3, i] = u ** 2.0
+        out[4, i] = u ** 3.0
+        out[5, i] = u ** 1.0
+        out[6, i] = u ** 0.0 + u
+        out[7, i] = math.pow(u, 2.5)
+        out[8, i] = u ** 2
+        out[9, i] = (u + 1.0) ** -1.0
+
+
 def arith(out, x, y):
     """|x| in (1, 2) with either sign, y in (0.5, 1.5): away from 0 (abs, copysign) and the jumps of
     mod, fmod and remainder (the case's values keep 3.3 x / y clear of integers and half-integers)."""

@@ -79,8 +79,8 @@ class _Partial(ast.NodeTransformer):
         self.names, self.ftype = names, ftype
 
     def visit_Name(self, node):
-        if node.id in self.names:
-            return ast.Name(self.names[node.id], ast.Load())
+        if node.id in self.names:             # an operand's text, parsed: a literal stays a literal
+            return ast.parse(self.names[node.id], mode="eval").body
         if node.id in CONSTANTS:
             return self.literal(CONSTANTS[node.id])
         return node
@@ -107,6 +107,43 @@ class _Partial(ast.NodeTransformer):
         return node
 
 
+class _ConstantPower(ast.NodeTransformer):
+    """`x ** c` with a constant exponent, as the cheaper expression it equals: a rule's
+    `y * x ** (y - 1)` for `x ** 1.5` is `1.5 * sqrt(x)`, not a call to pow (dozens of
+    double-precision instructions on a GPU). The forms agree to rounding."""
+
+    def __init__(self, ftype: str):
+        self.ftype = ftype
+
+    def constant(self, node):
+        """The value of a constant expression (literals, typed literals, + - *), else None."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == self.ftype
+                and len(node.args) == 1):
+            return self.constant(node.args[0])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = self.constant(node.operand)
+            return None if v is None else -v
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = self.constant(node.left), self.constant(node.right)
+            if a is None or b is None:
+                return None
+            return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+        return None
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Pow):
+            return node
+        c, x = self.constant(node.right), node.left
+        one = ast.Call(ast.Name(self.ftype, ast.Load()), [ast.Constant(1.0)], [])
+        sqrt = ast.Call(ast.Attribute(ast.Name("math", ast.Load()), "sqrt", ast.Load()), [x], [])
+        forms = {0.0: one, 1.0: x, 2.0: ast.BinOp(x, ast.Mult(), x), -1.0: ast.BinOp(one, ast.Div(), x),
+                 0.5: sqrt, -0.5: ast.BinOp(one, ast.Div(), sqrt)}
+        return forms.get(c, node)
+
+
 def partial_text(op: str, k: int, args, result: str, ftype: str, partials=None, rules=None) -> str:
     """d op / d arg_k as source text; `rules` replaces the rule table (rules.PARTIALS)."""
     if op == "custom":                        # partials were computed by the user's rule
@@ -115,6 +152,6 @@ def partial_text(op: str, k: int, args, result: str, ftype: str, partials=None, 
     names = {"r": result}
     for name, a in zip(("x", "y"), args):
         names[name] = atom(a)
-    tree = ast.parse(template, mode="eval")
-    return ast.unparse(_Partial(names, ftype).visit(tree).body)
+    tree = _Partial(names, ftype).visit(ast.parse(template, mode="eval"))
+    return ast.unparse(_ConstantPower(ftype).visit(tree).body)
 
