@@ -23,23 +23,46 @@ _NUMBERS = (bool, int, float)
 
 def value_key(value):
     """(type, number) for scalars, (type, dtype, shape, strides, pointer) for arrays, recursively
-    for tuples and lists; None when the value is none of these. Arrays first: they are most of a
-    launch's arguments."""
+    for tuples and lists; None when the value is none of these. How to describe a value is decided
+    once per type (a launch's arguments are a few types seen millions of times)."""
     t = type(value)
+    describe = _DESCRIBERS.get(t)
+    if describe is None:
+        describe = _DESCRIBERS.setdefault(t, _describer(t, value))
+    return describe(value)
+
+
+def _host_array(v):
+    return np.ndarray, v.dtype, v.shape, v.strides, v.__array_interface__["data"][0]
+
+
+def _sequence(v):
+    keys = tuple(map(value_key, v))
+    return None if None in keys else (type(v), keys)
+
+
+def _interface_array(v):
+    face = getattr(v, "__cuda_array_interface__", None)
+    if not face:
+        return None
+    return type(v), v.dtype, tuple(v.shape), tuple(v.strides), int(face["data"][0])
+
+
+def _describer(t, sample):
+    """The describing function for values of type `t` (`sample` is one of them)."""
     if t is np.ndarray:
-        return t, value.dtype, value.shape, value.strides, value.__array_interface__["data"][0]
-    if t in _NUMBERS or isinstance(value, np.generic):
-        return t, value
+        return _host_array
+    if t in _NUMBERS or issubclass(t, np.generic):
+        return lambda v: (t, v)
     if t is tuple or t is list:
-        keys = tuple(map(value_key, value))
-        return None if None in keys else (t, keys)
-    ptr = getattr(getattr(value, "data", None), "ptr", None)       # cupy: value.data.ptr
-    if not isinstance(ptr, int):
-        face = getattr(value, "__cuda_array_interface__", None)
-        if not face:
-            return None
-        ptr = int(face["data"][0])
-    return t, value.dtype, tuple(value.shape), tuple(value.strides), ptr
+        return _sequence
+    if isinstance(getattr(getattr(sample, "data", None), "ptr", None), int):    # cupy: data.ptr
+        return lambda v: (t, v.dtype, v.shape, v.strides, v.data.ptr)
+    return _interface_array
+
+
+# a type -> how its values are described: keyed by the type, never by a value or its id
+_DESCRIBERS: dict[type, object] = {}
 
 
 # annotation class -> the values inside it (DuplicatedNoNeed is a Duplicated)
