@@ -9,7 +9,7 @@ is taken only for an array the kernel never writes; its index must be literal in
 
 One atomic per block still serialises at scale (2^18 blocks on one address cost about 0.3 ms on an
 H200), so each block adds into one of SPREAD copies of its slot (chosen by block id), and a second,
-one-thread kernel (`<kernel>__reverse_finish`, same parameters) adds the copies to the shadow and
+one-warp kernel (`<kernel>__reverse_finish`, same parameters) adds the copies to the shadow and
 zeroes them: the kernel boundary orders every block's atomics before the sum is read.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .emit_state import EmitState, differentiable_arrays
 from .ir import Assign, Atomic, Lit, Load, Store, walk
 
 SPREAD = 64     # copies of each slot that the blocks' sums are spread over
+FINISH_LANES = 32   # the finish kernel is one warp
 
 
 def uniform_slots(ir, diff_arrays: set[str], owned: frozenset) -> dict[tuple, int]:
@@ -61,17 +62,22 @@ def slot_targets(em: EmitState) -> list[tuple[str, str, str]]:
 
 
 def finish_text(em: EmitState, fname: str, params: list[str]) -> str:
-    """The one-thread kernel that folds each slot's copies into its shadow element."""
+    """The one-warp kernel that folds each slot's copies into its shadow element: each lane sums
+    SPREAD / 32 copies, the warp sums the lanes, lane 0 adds the total (a single thread would wait
+    on SPREAD loads in a row per slot)."""
     spread = em.prefix + "uniform_spread"
     lines = [f"def {fname}({', '.join(params)}):",
-             "    # uniform-index adjoints: add each slot's spread copies to the shadow, zero them"]
+             "    # uniform-index adjoints: add each slot's spread copies to the shadow, zero them",
+             "    _l = cuda.threadIdx.x"]
     for (array, index), k in em.uniform.items():
         idx = str(index[0]) if len(index) == 1 else "(" + ", ".join(map(str, index)) + ")"
         for j in em.lanes():
             base = (k * em.sig.width + j) * SPREAD
             lines += ["    _s = float64(0.0)",
-                      f"    for _c in range({base}, {base + SPREAD}):",
+                      f"    for _c in range({base} + _l, {base + SPREAD}, {FINISH_LANES}):",
                       f"        _s += {spread}[_c]",
-                      f"        {spread}[_c] = 0.0",
-                      f"    {em.d(array, j)}[{idx}] += _s"]
+                      f"        {spread}[_c] = 0.0"]
+            lines += [f"    _s += cuda.shfl_xor_sync(uint32(0xFFFFFFFF), _s, {off})" for off in (16, 8, 4, 2, 1)]
+            lines += ["    if _l == 0:",
+                      f"        {em.d(array, j)}[{idx}] += _s"]
     return "\n".join(lines) + "\n"

@@ -21,7 +21,7 @@ from .ownership import LaunchShape
 from .cache import load_function, write_module
 from .memory import argument_buffers, check_arguments, check_nested_aliasing
 from .codegen import Signature, function_text, module_text
-from .emit_uniform import SPREAD, slot_count
+from .emit_uniform import FINISH_LANES, SPREAD, slot_count
 from .nested import (check_inherits, host_config, nested_arrays, nested_function, record_inlined_calls,
                      uses_autodiff)
 from .frontend import parse_kernel, python_function
@@ -91,7 +91,7 @@ class Plan:
     tape_overflow: bool = False       # the kernel reports loops that outran the tape (by line)
     loop_files: dict = field(default_factory=dict)   # a loop's line -> its file (inlined helpers)
     uniform_slots: int = 0            # scratch slots of uniform-index adjoints (emit_uniform.py)
-    finish: Any = None                # the one-thread kernel that folds them into the shadows
+    finish: Any = None                # the one-warp kernel that folds them into the shadows
     consume: Any = None               # gathered adjoints: the kernel that zeroes the stored cotangents
     extrema: tuple = ()               # arrays of atomic max/min statements, in program order
     extremum_passes: tuple = ()       # the two kernels that find their winners
@@ -127,7 +127,7 @@ class BoundLaunch:
         if self.plan.consume is not None:     # gathered adjoints (emit_gather.py): after every read
             self._steps.append(self.backend.prepare_launch(self.plan.consume, grid, block, args))
         if self.plan.finish is not None:      # uniform-index adjoints folded into their shadows
-            self._steps.append(self.backend.prepare_launch(self.plan.finish, (1,), (1,), args))
+            self._steps.append(self.backend.prepare_launch(self.plan.finish, (1,), (FINISH_LANES,), args))
 
     def launch(self) -> None:
         """Enqueue one launch; no synchronisation, no result copied back."""
