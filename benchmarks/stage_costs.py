@@ -1,0 +1,83 @@
+"""Where a generated reverse kernel spends its time, without hardware counters: time variants of
+its source that leave one stage out (a racy or dead-ended variant computes nonsense; only its time
+is read), on a GPU, next to the Const twin. Run from the project root:
+
+    python benchmarks/stage_costs.py [log2n]
+
+It prints, per benchmark, milliseconds per launch of each variant (CUDA events, median of batches).
+"""
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def variants(text: str, fname: str) -> dict[str, str]:
+    """name -> kernel source; each cuts one stage of the end-of-kernel reduction."""
+    head, sep, tail = text.partition("    # uniform-index reads")
+    out = {"as generated": text}
+    if not sep:
+        return out
+    body, _, finish = tail.partition("\n\ndef ")
+    finish = "\n\ndef " + finish if finish else ""
+    accs = sorted(set(re.findall(r"_acc\d+_\d+", head)))
+    keep = " + ".join(accs) if accs else "0.0"
+    live = (f"    _z = {keep}\n    if _z == 1234.5:\n        d_uniform_spread[0] = _z\n")
+    out["no reduction"] = head + live + finish
+    out["no atomics"] = text.replace("cuda.atomic.add(d_uniform_spread, ", "_store(d_uniform_spread, ")
+    out["no atomics"] = re.sub(r"_store\(d_uniform_spread, (.*), _s\)", r"d_uniform_spread[\1] = _s",
+                               out["no atomics"])
+    block = tail.split("    cuda.syncthreads()\n", 1)[0]
+    out["warp stage only"] = (head + "    # uniform-index reads" + block +
+                              "    if _v0 == 1234.5:\n        d_uniform_spread[0] = _v0\n" + finish)
+    per_warp = re.sub(r"_red\[(\d+) \+ cuda\.laneid // (\d+), _tlin // 32\] = (\w+)",
+                      r"cuda.atomic.add(d_uniform_spread, (\1 + cuda.laneid // \2) * 64 + (_blin * 8 + _tlin // 32) % 64, \3)",
+                      block)
+    out["atomic per warp"] = head + "    # uniform-index reads" + per_warp + finish
+    return out
+
+
+def main(log2n: int = 26):
+    import cupy as cp
+    import numpy as np
+    from numba import cuda
+
+    from harness.backends import get_backend
+    from harness.bench.suite import by_name
+    from harness.bench.timing import event_time
+    from harness.engine.launch import Engine, LaunchConfig
+    from harness.inputs import load_kernel
+
+    engine = Engine(get_backend("cuda"))
+    n = 1 << log2n
+    tmp = Path(tempfile.mkdtemp())
+    for name in ("horner_c_const", "horner_c_duplicated", "conv3_w_const", "conv3_w_duplicated"):
+        (b,) = by_name([name])
+        kernel = load_kernel(b.kernel, ROOT)
+        values = b.values(cp, n)
+        config = LaunchConfig.threads(n, b.block)
+        bound = engine.bind(kernel, config, *b.wrapped(values, "reverse"), mode="reverse")
+        print(f"{name}: engine {event_time(bound.launch) * 1e3:.3f} ms")
+        text = Path(bound.plan.source_path).read_text()
+        fname = re.search(r"^def (\w+__reverse)\(", text, re.M).group(1)
+        for label, src in variants(text, fname).items():
+            path = tmp / f"{name}_{len(label)}_{abs(hash(label))}.py"
+            path.write_text(src)
+            ns = {}
+            exec(compile(src, str(path), "exec"), ns)
+            k = cuda.jit(ns[fname])
+            try:
+                t = event_time(lambda: k[config.grid, config.block](*bound.kernel_args))
+                print(f"    {label:18s} {t * 1e3:.3f} ms")
+            except Exception as exc:
+                print(f"    {label:18s} failed: {type(exc).__name__}: {str(exc)[:200]}")
+        cp.cuda.runtime.deviceSynchronize()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 26)
