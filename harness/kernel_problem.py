@@ -1,8 +1,14 @@
 """Adapt one kernel launch to the oracles' DiffProblem protocol.
 
 Every evaluation starts from fresh device copies of the host inputs, so no probe can see another's
-writes (snapshot and restore of every input around every probe). The adapter is pure: it keeps no
-state between calls. A derivative launch returns a `DerivativeLaunch` (every lane's result, the
+writes (snapshot and restore of every input around every probe). The adapter is pure: besides one
+upload of each host input (kept untouched, copied on the device for every launch) it keeps no
+state between calls.
+
+States, directions and results are arrays of the backend's own module (`xp`): cupy on the cuda
+backend, numpy on sim and ptx. So on a GPU the oracles and relations compute where the arrays are,
+and nothing of the size of the state crosses to the host (issue 12 item 7); seeds given as numpy
+arrays are uploaded. A derivative launch returns a `DerivativeLaunch` (every lane's result, the
 primal arrays the launch left, the engine's LaunchResult); whoever needs more than J v or J^T w
 (the gradient strategy's primal-state and batch-lane checks, the activity relations) reads it there,
 through `harness/launch_log.py`.
@@ -17,7 +23,8 @@ import numpy as np
 from .activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from .engine.launch import Engine, LaunchConfig
 from .inputs import HostArg, laid_out
-from .layouts import Buffer, check_aliasing, check_layout, copy_with_layout, device_view, filled_like
+from .layouts import Buffer, check_aliasing, check_layout, device_view, element_layout, root_of
+from .oracles.arrays import f64, xp_of
 from .oracles.problem import StateVar
 from .precision import casts_to_float32
 
@@ -43,12 +50,20 @@ def _float(dtype) -> bool:
     return np.issubdtype(np.dtype(dtype), np.floating)
 
 
+def array_module(backend):
+    """The module of the arrays `backend` hands out (numpy, cupy, or a test's fake device)."""
+    return xp_of(backend.zeros((1,), np.float64))
+
+
 class KernelProblem:
     """F: initial differentiable state -> final differentiable state, for one launch."""
 
-    def __init__(self, engine: Engine, kernel, config: LaunchConfig, args: list[HostArg]):
+    def __init__(self, engine: Engine, kernel, config: LaunchConfig, args: list[HostArg],
+                 uploads: dict | None = None):
+        """`uploads`: another adapter's uploads of the same host arrays, to share (with_launch)."""
         self.engine, self.kernel, self.config, self.args = engine, kernel, config, args
         self.backend = engine.backend
+        self.xp = array_module(self.backend)
         self.inputs = []
         self.outputs = []
         for a in args:
@@ -71,6 +86,17 @@ class KernelProblem:
             self.dtype = self.fd_precision = "float32"
         self.width = max([a.spec.width or 1 for a in args if a.spec.activity == "batch_duplicated"] + [1])
         self._check_memory()
+        self._pristine = self._upload(uploads if uploads is not None else {})
+
+    def _upload(self, pristine: dict) -> dict:
+        """Each host allocation on the device once, in its own dtype and (floats) in float64 for
+        finite differences, in layouts.device_view's `roots` form. Never launched on: every launch
+        works on device copies of these (`_fresh_roots`)."""
+        for a in self.args:
+            if a.spec.kind == "array" and element_layout(a.value) is not None:
+                for dtype in {np.dtype(a.value.dtype), np.dtype(np.float64) if _float(a.value.dtype) else None} - {None}:
+                    device_view(self.backend, a.value, pristine, dtype)
+        return pristine
 
     def _check_memory(self):
         """Layouts and aliasing (harness/layouts.py): a differentiable array must not overlap
@@ -87,31 +113,60 @@ class KernelProblem:
         check_aliasing(buffers)
 
     # ------------------------------------------------------------------ helpers
+    def _fresh_roots(self, wanted) -> dict:
+        """Device roots (layouts.device_view's `roots`) for one launch: for each (host array, dtype)
+        in `wanted`, a device copy of the pristine upload of its allocation, one per allocation, so
+        arguments sharing memory on the host share it on the device, and no launch sees another's
+        writes. The host data crosses to the device once (`_upload`)."""
+        fresh: dict = {}
+        for host, dtype in wanted:
+            if element_layout(host) is None:           # device_view uploads such a view itself
+                continue
+            dtype = np.dtype(dtype)
+            root, shared = root_of(host), fresh.setdefault(dtype.str, [])
+            if not any(r is root for r, _ in shared):
+                flat = next(f for r, f in self._pristine[dtype.str] if r is root)
+                shared.append((root, flat.copy()))
+        return fresh
+
     def _device_values(self, overrides: dict | None = None, as_float64: bool = False) -> list:
+        def wide(a):
+            return as_float64 and _float(a.value.dtype)
+        arrays = [a for a in self.args if a.spec.kind == "array"]
+        roots = self._fresh_roots([(a.value, np.float64 if wide(a) else a.value.dtype) for a in arrays])
         values = []
-        roots: dict = {}                # one device copy per host allocation: layouts and aliases survive
         for a in self.args:
             v = a.value
-            wide = as_float64 and a.spec.kind in ("array", "scalar") and _float(v.dtype)
             if a.spec.kind == "array":
-                host = v
-                if overrides and a.spec.name in overrides:
-                    # an FD probe s + h v is built in float64 before anything is rounded
-                    template = copy_with_layout(v, np.float64) if wide else v
-                    host = filled_like(template, np.asarray(overrides[a.spec.name], dtype=template.dtype))
                 # as_float64: the float64 reference of FD, in the same layout
-                v = device_view(self.backend, host, roots, np.float64 if wide else None)
+                v = device_view(self.backend, v, roots, np.float64 if wide(a) else None)
+                if overrides and a.spec.name in overrides:
+                    # an FD probe s + h v, written in float64 before anything is rounded; a
+                    # differentiable array shares its allocation with no other argument (checked)
+                    v[...] = f64(overrides[a.spec.name], self.xp).reshape(v.shape)
             elif a.spec.kind == "scalar":
                 if overrides and a.spec.name in overrides:
-                    v = (np.float64 if wide else np.dtype(v.dtype).type)(float(overrides[a.spec.name]))
-                elif wide:
+                    dtype = np.float64 if wide(a) else np.dtype(v.dtype).type
+                    v = dtype(float(overrides[a.spec.name]))
+                elif wide(a):
                     v = np.float64(v)
             values.append(v)
         return values
 
     def _finals(self, values) -> dict:
-        return {a.spec.name: self.backend.to_host(v).astype(np.float64)
+        return {a.spec.name: v.astype(self.xp.float64)
                 for a, v in zip(self.args, values) if a.spec.activity != "const" and a.spec.kind == "array"}
+
+    def _shadow(self, a: HostArg, seed):
+        """A device shadow of `a` holding `seed`: in the layout the case gives its shadows, else in
+        its primal's (strides, offset, and the rest of the allocation as the primal's)."""
+        layout = (a.spec.shadow or {}).get("layout")
+        if layout:
+            out = device_view(self.backend, laid_out(np.zeros(a.value.shape, a.value.dtype), layout))
+        else:
+            out = device_view(self.backend, a.value, self._fresh_roots([(a.value, a.value.dtype)]))
+        out[...] = self.xp.broadcast_to(f64(seed, self.xp), a.value.shape)
+        return out
 
     def _annotate(self, values, shadows: dict, mode: str) -> list:
         """Wrap every value in its activity; shadows[name] is a list of per-lane host values."""
@@ -126,10 +181,7 @@ class KernelProblem:
                 tangent = tuple(lanes) if self.width > 1 else lanes[0]
                 out.append(Active(v, tangent) if act == "active" or mode == "reverse" else Duplicated(v, tangent))
             else:
-                layout = (a.spec.shadow or {}).get("layout")   # the shadows' own layout, else the primal's
-                host = [laid_out(np.broadcast_to(np.asarray(s, dtype=a.value.dtype), a.value.shape), layout) if layout else
-                        filled_like(a.value, np.asarray(s).astype(a.value.dtype)) for s in shadows[name]]
-                dev = [device_view(self.backend, h) for h in host]
+                dev = [self._shadow(a, s) for s in shadows[name]]
                 out.append(BatchDuplicated(v, tuple(dev)) if act == "batch_duplicated" else _WRAP[act](v, dev[0]))
         return out
 
@@ -139,9 +191,8 @@ class KernelProblem:
         if lane_seeds is not None:
             if len(lane_seeds) != self.width:
                 raise ValueError(f"{len(lane_seeds)} lane seeds for a batch of width {self.width}")
-            return {n: [np.asarray(seed.get(n, 0.0), dtype=np.float64) for seed in lane_seeds] for n in names}
-        return {n: [np.asarray(vec.get(n, 0.0), dtype=np.float64) * (j + 1) for j in range(self.width)]
-                for n in names}
+            return {n: [f64(seed.get(n, 0.0), self.xp) for seed in lane_seeds] for n in names}
+        return {n: [f64(vec.get(n, 0.0), self.xp) * (j + 1) for j in range(self.width)] for n in names}
 
     def annotated(self, mode: str, values=None) -> list:
         """The launch arguments of a derivative launch with zero shadows (for compile-only use)."""
@@ -154,7 +205,11 @@ class KernelProblem:
         for a in self.args:
             if a.spec.activity == "const":
                 continue
-            out[a.spec.name] = np.array(a.value, dtype=np.float64)
+            if a.spec.kind == "array":
+                pristine = device_view(self.backend, a.value, self._pristine, np.float64)
+                out[a.spec.name] = pristine.astype(self.xp.float64)      # a copy: astype copies
+            else:
+                out[a.spec.name] = self.xp.asarray(a.value, dtype=self.xp.float64)
         return out
 
     def primal64(self, state: dict) -> dict:
@@ -184,7 +239,7 @@ class KernelProblem:
         launch at the base point, every lane's result returned as values."""
         if mode not in ("forward", "reverse"):
             raise ValueError(f"a derivative launch is forward or reverse, not {mode!r}")
-        given = {k: np.array(v, dtype=np.float64, copy=True) for k, v in seed.items()}
+        given = {k: f64(v, self.xp) for k, v in seed.items()}     # never written: shadows are built from it
         values = self._device_values()
         names = [v.name for v in self.inputs]
         args = self._annotate(values, self._lanes(seed, names, lane_seeds), mode)
@@ -197,16 +252,16 @@ class KernelProblem:
             if a.spec.kind == "array":
                 shadows = ann.shadows if isinstance(ann, BatchDuplicated) else (ann.shadow,)
                 for j, s in enumerate(shadows):
-                    lanes[j][name] = self.backend.to_host(s).astype(np.float64)
+                    lanes[j][name] = s.astype(self.xp.float64)
             elif mode == "reverse":
                 adj = result.adjoints[name]
                 adj = adj if isinstance(adj, tuple) else (adj,)
                 for j in range(self.width):
-                    lanes[j][name] = np.float64(adj[j])
+                    lanes[j][name] = self.xp.asarray(adj[j], dtype=self.xp.float64)   # beside device arrays
         return DerivativeLaunch(mode, given, lanes, self._finals(values), result)
 
     def with_launch(self, config=None, kernel=None, args: list[HostArg] | None = None) -> "KernelProblem":
         """The same problem with another launch configuration, kernel or arguments (a new adapter)."""
         return KernelProblem(self.engine, kernel if kernel is not None else self.kernel,
                              config if config is not None else self.config,
-                             args if args is not None else self.args)
+                             args if args is not None else self.args, uploads=self._pristine)

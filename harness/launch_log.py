@@ -8,11 +8,10 @@ to one run; the adapter stays pure.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .kernel_problem import DerivativeLaunch
+from .oracles.arrays import max_abs
 
-HISTORY = 8          # first derivative results kept for the relations (they need at most two a mode)
+HISTORY = 2          # first derivative results kept per mode for the relations (they use at most two)
 
 
 def primal_state_error(finals: dict, expected: dict, skip: set[str] = frozenset()) -> float:
@@ -22,8 +21,8 @@ def primal_state_error(finals: dict, expected: dict, skip: set[str] = frozenset(
     for name, want in expected.items():
         if name in skip or name not in finals:
             continue
-        scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
-        err = max(err, float(np.max(np.abs(finals[name] - want), initial=0.0)) / scale)
+        scale = max(1.0, max_abs(want))
+        err = max(err, max_abs(finals[name] - want) / scale)
     return err
 
 
@@ -34,8 +33,8 @@ def lane_error(lanes: list[dict]) -> float:
     for j, lane in enumerate(lanes[1:], start=1):
         for name, val in lane.items():
             ref = lanes[0][name] * (j + 1)
-            scale = max(1e-30, float(np.max(np.abs(ref), initial=0.0)))
-            err = max(err, float(np.max(np.abs(val - ref), initial=0.0)) / scale)
+            scale = max(1e-30, max_abs(ref))
+            err = max(err, max_abs(val - ref) / scale)
     return err
 
 
@@ -47,6 +46,7 @@ class LaunchLog:
 
     def __init__(self, problem, primal_reference: dict | None = None):
         self.problem = problem
+        self.xp = getattr(problem, "xp", None)
         self.inputs, self.outputs, self.dtype = problem.inputs, problem.outputs, problem.dtype
         self.fd_precision = getattr(problem, "fd_precision", None)
         self.width = getattr(problem, "width", 1)
@@ -55,7 +55,7 @@ class LaunchLog:
         self.lane_error = 0.0             # batch lanes vs lane 0 scaled
         self.latest: dict[str, object] = {}                  # mode -> its latest LaunchResult
         self.last = None                                     # the latest LaunchResult of any mode
-        self.history: list[tuple[str, dict, dict]] = []      # (mode, seed, lane-0 result), the first few
+        self.history: list[tuple[str, dict, dict]] = []      # (mode, seed, lane-0 result), the first of each mode
 
     # ------------------------------------------------------------------ the DiffProblem protocol
     def base_point(self) -> dict:
@@ -86,6 +86,6 @@ class LaunchLog:
             err = primal_state_error(launch.primal_finals, self.primal_reference(), skip=no_need)
             self.primal_state_error = max(self.primal_state_error, err)
         self.lane_error = max(self.lane_error, lane_error(launch.lanes))
-        if len(self.history) < HISTORY:
+        if sum(m == launch.mode for m, _, _ in self.history) < HISTORY:
             self.history.append((launch.mode, launch.given, launch.result))
         return launch

@@ -16,12 +16,15 @@ so no extra launches unless the case asks.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import policy
 from .engine.launch import LaunchConfig
 from .kernel_problem import KernelProblem
 from .model import OracleVerdict, WorstEntry
+from .oracles.arrays import f64, finite_max_abs, top_indices, xp_of
 from .oracles.fd import copy_values, make_cotangent, make_directions
 
 NONDET_RTOL = policy.REPEAT_RTOL
@@ -38,8 +41,9 @@ def sweep_config(case, engine, args, block: int) -> LaunchConfig | None:
 
 
 def _flat(result: dict, keys: list[str]) -> np.ndarray:
-    parts = [np.asarray(result[k], dtype=np.float64).reshape(-1) for k in keys if k in result]
-    return np.concatenate(parts) if parts else np.zeros(0)
+    """One float64 vector in the results' own module (device arrays stay on the device)."""
+    parts = [f64(result[k]).reshape(-1) for k in keys if k in result]
+    return xp_of(*parts).concatenate(parts) if parts else np.zeros(0)
 
 
 def _names(problem: KernelProblem, mode: str) -> tuple[list[str], list[str]]:
@@ -49,8 +53,9 @@ def _names(problem: KernelProblem, mode: str) -> tuple[list[str], list[str]]:
 
 
 def _bitwise_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    return ~same | (np.signbit(a) != np.signbit(b))
+    xp = xp_of(a, b)
+    same = (a == b) | (xp.isnan(a) & xp.isnan(b))
+    return ~same | (xp.signbit(a) != xp.signbit(b))
 
 
 def nondet_verdict(problem: KernelProblem, mode: str, *, repeat: int = 1, block_sweep=None, case=None,
@@ -72,31 +77,34 @@ def nondet_verdict(problem: KernelProblem, mode: str, *, repeat: int = 1, block_
         return _flat(out, keys)
 
     first = evaluate(problem.config)
-    scale = float(np.max(np.abs(first[np.isfinite(first)]), initial=0.0)) or 1.0
+    xp = xp_of(first)
+    scale = finite_max_abs(first) or 1.0
     metrics: dict = {"rtol": tol, "scale": scale}
     problems, notes, worst = [], [], []
 
     if repeat > 1:
-        runs = np.stack([first] + [evaluate(problem.config) for _ in range(repeat - 1)])
-        lo, hi = np.nanmin(runs, axis=0), np.nanmax(runs, axis=0)
-        spread = np.where(np.isnan(runs).any(axis=0) & ~np.isnan(runs).all(axis=0), np.inf, hi - lo)
-        bitwise = np.zeros(first.shape, dtype=bool)
+        runs = xp.stack([first] + [evaluate(problem.config) for _ in range(repeat - 1)])
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)          # an all-NaN entry: NaN, as intended
+            lo, hi = xp.nanmin(runs, axis=0), xp.nanmax(runs, axis=0)
+        spread = xp.where(xp.isnan(runs).any(axis=0) & ~xp.isnan(runs).all(axis=0), np.inf, hi - lo)
+        bitwise = xp.zeros(first.shape, dtype=bool)
         for r in runs[1:]:
             bitwise |= _bitwise_differ(first, r)
-        rel = float(np.max(spread, initial=0.0)) / scale
+        rel = (float(spread.max()) if spread.size else 0.0) / scale
         metrics.update({"repeat": repeat, "repeat_rel_spread": rel, "repeat_bitwise_differing": int(bitwise.sum()),
                         "n": int(first.size)})
-        k = int(np.argmax(spread)) if spread.size else 0
+        k = int(spread.argmax()) if spread.size else 0
         if rel > tol:
             problems.append(f"{repeat} identical {mode} launches disagree: relative spread {rel:.3g} (> {tol:.0e}), "
                             f"{int(bitwise.sum())} of {first.size} entries differ bitwise; widest at {entries[k]}: "
-                            f"{lo[k]:.6g} .. {hi[k]:.6g}")
+                            f"{float(lo[k]):.6g} .. {float(hi[k]):.6g}")
         elif bitwise.any():
             notes.append(f"{repeat} identical launches differ bitwise in {int(bitwise.sum())} of {first.size} entries, "
                          f"within reordering tolerance (relative spread {rel:.3g})")
         else:
             notes.append(f"{repeat} identical {mode} launches agree bitwise")
-        order = np.argsort(-spread, kind="stable")[:8]
+        order = top_indices(spread, min(8, spread.size))
         worst += [WorstEntry(f"{entries[i]} (repeat)", float(lo[i]), float(hi[i]), float(spread[i]),
                              float(spread[i] / scale)) for i in order if spread[i] > 0]
 
@@ -111,13 +119,13 @@ def nondet_verdict(problem: KernelProblem, mode: str, *, repeat: int = 1, block_
             if config == problem.config:
                 continue
             got = evaluate(config)
-            d = np.where(np.isnan(got) & np.isnan(first), 0.0, np.abs(got - first))
-            d = np.where(np.isnan(d), np.inf, d)
-            diffs[int(b)] = float(np.max(d, initial=0.0)) / scale
-            k = int(np.argmax(d)) if d.size else 0
+            d = xp.where(xp.isnan(got) & xp.isnan(first), 0.0, xp.abs(got - first))
+            d = xp.where(xp.isnan(d), np.inf, d)
+            diffs[int(b)] = (float(d.max()) if d.size else 0.0) / scale
+            k = int(d.argmax()) if d.size else 0
             if diffs[int(b)] > tol:
                 problems.append(f"the result depends on the block size: block {b} vs {base_block} differs by "
-                                f"{diffs[int(b)]:.3g} relative (> {tol:.0e}) at {entries[k]}: {got[k]:.6g} vs {first[k]:.6g}")
+                                f"{diffs[int(b)]:.3g} relative (> {tol:.0e}) at {entries[k]}: {float(got[k]):.6g} vs {float(first[k]):.6g}")
                 worst.append(WorstEntry(f"{entries[k]} (block {b})", float(got[k]), float(first[k]), float(d[k]),
                                         float(d[k] / scale)))
         if diffs:

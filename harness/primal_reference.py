@@ -22,6 +22,7 @@ import numpy as np
 from . import policy
 from .layouts import device_view
 from .model import OracleVerdict
+from .oracles.arrays import f64
 from .oracles.names import array_entry_names
 from .oracles.tolerance import Tolerance, compare_vectors
 
@@ -37,9 +38,9 @@ def _compare(what: str, got: dict, ref: dict, dtype: str) -> OracleVerdict:
     tol = _tolerance(dtype)
     parts = []
     for name, r in ref.items():
-        g = np.asarray(got[name], dtype=np.float64)
+        g = f64(got[name])                             # numpy, or the device's arrays where they are
         names = array_entry_names(name, g.shape)       # built only for the entries reported
-        parts.append(compare_vectors(g, np.asarray(r, dtype=np.float64), tol, names, label=name))
+        parts.append(compare_vectors(g, r, tol, names, label=name))
     from .oracles.tolerance import Comparison
     comp = Comparison.concat(parts)
     metrics = {**comp.metrics(), "rtol": tol.rtol, "atol": tol.atol, "reference": what}
@@ -48,8 +49,8 @@ def _compare(what: str, got: dict, ref: dict, dtype: str) -> OracleVerdict:
                              f"({', '.join(ref)}; max |err| {comp.max_abs_err:.3g})", metrics, comp.worst())
     i = comp.worst_index()
     return OracleVerdict(PRIMAL_REFERENCE, "fail",
-                         f"primal result differs from {what} at {comp.names[i]}: engine {comp.ad[i]:.6g}, "
-                         f"reference {comp.ref[i]:.6g}; {comp.n_bad} of {comp.n} entries outside tolerance",
+                         f"primal result differs from {what} at {comp.names[i]}: engine {float(comp.ad[i]):.6g}, "
+                         f"reference {float(comp.ref[i]):.6g}; {comp.n_bad} of {comp.n} entries outside tolerance",
                          metrics, comp.worst(only_bad=True))
 
 
@@ -125,7 +126,7 @@ def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dt
     except Exception as exc:                       # numba alone cannot build it (e.g. plain helpers)
         return OracleVerdict(PRIMAL_REFERENCE, "skip", f"numba.cuda.jit alone cannot launch the kernel: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-    ref = {a.spec.name: backend.to_host(v) for a, v in zip(args, values) if a.spec.kind == "array"
-           and np.issubdtype(np.asarray(backend.to_host(v)).dtype, np.number)}
+    ref = {a.spec.name: v for a, v in zip(args, values) if a.spec.kind == "array"
+           and np.issubdtype(np.dtype(v.dtype), np.number)}      # compared where they are (device or host)
     got = {n: engine_finals[n] for n in ref}
     return _compare("the kernel launched directly through numba.cuda.jit", got, ref, dtype)

@@ -39,7 +39,9 @@ from .inputs import HostArg
 from .kernel_problem import KernelProblem
 from .layouts import self_overlap
 from .model import ArraySpec, OracleVerdict, WorstEntry
+from .oracles.arrays import f64, finite_max_abs, top_indices, xp_of
 from .oracles.fd import copy_values, make_cotangent, make_directions
+from .oracles.names import array_entry_names
 
 # Relative to the reference derivative's largest entry (harness.policy says why these numbers).
 RELATION_RTOL = policy.RELATION_RTOL
@@ -80,10 +82,12 @@ def _keys(problem: KernelProblem, mode: str) -> list[str]:
 
 
 def compare_derivatives(ref: dict, got: dict, keys: list[str], labels: str = "") -> dict:
-    """Max |got - ref| relative to max |ref| over `keys` (NaN equal to NaN), with the worst entries."""
-    flat_ref = {k: np.asarray(ref[k], dtype=np.float64).reshape(-1) for k in keys}
-    flat_got = {k: np.asarray(got.get(k, np.zeros_like(flat_ref[k])), dtype=np.float64).reshape(-1) for k in keys}
-    scale = max([float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0)) for r in flat_ref.values()] + [0.0])
+    """Max |got - ref| relative to max |ref| over `keys` (NaN equal to NaN), with the worst entries.
+    Array work in the derivatives' own module; only the three worst entries per key come to the host."""
+    flat_ref = {k: f64(ref[k]).reshape(-1) for k in keys}
+    flat_got = {k: f64(got[k], xp_of(flat_ref[k])).reshape(-1) if k in got else xp_of(flat_ref[k]).zeros_like(flat_ref[k])
+                for k in keys}
+    scale = max([finite_max_abs(r) for r in flat_ref.values()] + [0.0])
     scale = scale if scale > 0 else 1.0
     entries = []
     max_abs = 0.0
@@ -91,18 +95,24 @@ def compare_derivatives(ref: dict, got: dict, keys: list[str], labels: str = "")
         r, g = flat_ref[k], flat_got[k]
         if r.shape != g.shape:
             raise ValueError(f"{k}: variant gives {g.size} values, reference {r.size}")
-        diff = np.where(np.isnan(r) & np.isnan(g), 0.0, np.abs(g - r))
-        diff = np.where(np.isnan(diff), np.inf, diff)
+        xp = xp_of(r, g)
+        diff = xp.where(xp.isnan(r) & xp.isnan(g), 0.0, xp.abs(g - r))
+        diff = xp.where(xp.isnan(diff), np.inf, diff)
         if diff.size:
             max_abs = max(max_abs, float(diff.max()))
-        for i in np.argsort(-diff, kind="stable")[:3]:
-            if diff[i] > 0:
-                shape = np.shape(ref[k])
-                name = k if not shape else f"{k}[{','.join(map(str, np.unravel_index(i, shape)))}]"
-                entries.append(WorstEntry(f"{name}{labels}", float(g[i]), float(r[i]), float(diff[i]),
-                                          float(diff[i] / scale)))
+        names = array_entry_names(k, tuple(getattr(ref[k], "shape", ())))
+        for i in top_indices(diff, min(3, diff.size)):
+            d = float(diff[i])
+            if d > 0:
+                entries.append(WorstEntry(f"{names[i]}{labels}", float(g[i]), float(r[i]), d, d / scale))
     entries.sort(key=lambda e: -e.abs_err)
     return {"max_abs_diff": max_abs, "max_rel_diff": max_abs / scale, "scale": scale, "worst": entries[:8]}
+
+
+def _equal(a, b) -> bool:
+    xp = xp_of(a, b)
+    a, b = f64(a, xp), f64(b, xp)
+    return a.shape == b.shape and bool((a == b).all())
 
 
 def _verdict(name: str, what: str, results: list[dict], tol: float, extra: dict | None = None) -> OracleVerdict:
@@ -143,7 +153,7 @@ class _Relations:
         if known and set(known[0][0]) >= state:
             setattr(self, slot, known[0][0])
             self._ref = known[0][1]
-            second = next((k for k in known[1:] if not all(np.array_equal(k[0][n], known[0][0][n]) for n in k[0])), None)
+            second = next((k for k in known[1:] if not all(_equal(k[0][n], known[0][0][n]) for n in k[0])), None)
             if second is not None:
                 setattr(self, slot + "2", second[0])
                 self._ref2 = second[1]
@@ -259,8 +269,9 @@ class _Relations:
                                     "array": ArraySpec((1,), dtype)}
             values[a.spec.name] = np.array([a.value], dtype=dtype)
         variant = _variant(self.p, changes, kernel=kernel, values=values)
-        v = {**self.v, **{n: np.reshape(self.v[n], (1,)) for n in names}}
-        w = {**self.w, **{n: np.zeros(1) for n in names}}     # the buffer's cotangent: none from outside
+        xp = xp_of(*self.v.values())
+        v = {**self.v, **{n: f64(self.v[n], xp).reshape((1,)) for n in names}}
+        w = {**self.w, **{n: xp.zeros(1) for n in names}}     # the buffer's cotangent: none from outside
         got = _evaluate(variant, self.mode, v, w)
         where = "tangents" if self.mode == "forward" else "adjoints"
         return _verdict("rel-active", f"Active {', '.join(names)} vs one-element Duplicated buffer(s), {where}",

@@ -5,18 +5,40 @@ probes, comparisons, norms, dot products, the zero guard) then runs where the ar
 scalars and the few worst entries come back to the host. numpy's own functions are used where
 they dispatch to cupy (ufuncs, and functions cupy implements through __array_function__); array
 creation and conversion go through `xp` explicitly.
+
+`register_array_module(type, module)` is the seam for other device array types: the tests register
+a numpy wrapper whose host conversion raises (tests/device_fake.py), so a host round trip on the
+runner path fails a test instead of costing seconds on a GPU.
 """
 from __future__ import annotations
 
 import numpy as np
 
+_MODULES: dict[type, object] = {}
+
+
+def register_array_module(array_type: type, module) -> None:
+    """Arrays of `array_type` are computed on with `module` (cupy's arrays need no registration)."""
+    _MODULES[array_type] = module
+
+
+def module_of(value):
+    """The array module of one value: cupy for cupy arrays, a registered module, else numpy."""
+    t = type(value)
+    if t in _MODULES:
+        return _MODULES[t]
+    if t.__module__.split(".")[0] == "cupy":
+        import cupy
+        return cupy
+    return np
+
 
 def xp_of(*values):
-    """cupy when any value is a cupy array, else numpy."""
+    """The device module when any value is a device array, else numpy."""
     for v in values:
-        if type(v).__module__.split(".")[0] == "cupy":
-            import cupy
-            return cupy
+        xp = module_of(v)
+        if xp is not np:
+            return xp
     return np
 
 
@@ -35,6 +57,13 @@ def f64_copy(value, xp=None):
     return xp.array(value, dtype=xp.float64, copy=True)
 
 
+def max_abs(a) -> float:
+    """max |a| (NaN when a holds one); 0 for an empty array. One scalar comes to the host."""
+    if not a.size:
+        return 0.0
+    return float(xp_of(a).abs(a).max())
+
+
 def finite_max_abs(a) -> float:
     """max |a| over a's finite entries; 0 when there are none."""
     if not a.size:
@@ -43,8 +72,17 @@ def finite_max_abs(a) -> float:
     return float(xp.abs(xp.where(xp.isfinite(a), a, 0.0)).max())
 
 
+def all_finite(a) -> bool:
+    return bool(xp_of(a).isfinite(a).all())
+
+
 def any_nonzero(a) -> bool:
     return bool(a.any()) if hasattr(a, "any") else bool(np.any(a))
+
+
+def first_true(mask) -> int:
+    """The flat index of the first True entry of `mask` (which has one): argmax, not a host copy."""
+    return int(xp_of(mask).argmax(mask.reshape(-1)))
 
 
 def standard_normal(rng: np.random.Generator, shape, xp=np):
@@ -59,3 +97,19 @@ def standard_normal(rng: np.random.Generator, shape, xp=np):
 def to_host(a) -> np.ndarray:
     """A host copy of a (small) array, for sorting the few candidates of the worst entries."""
     return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def top_indices(values, k: int, among=None) -> np.ndarray:
+    """Host indices of the k largest `values` (of the indices `among`, when given), largest first,
+    ties in index order: `argsort(-values, kind="stable")[:k]` without a full sort, and with only
+    the k candidates coming to the host."""
+    xp = xp_of(values)
+    idx = xp.arange(values.size) if among is None else among
+    key = -values[idx]
+    if k < idx.size:
+        kth = xp.partition(key, k - 1)[k - 1]
+        below, tied = xp.flatnonzero(key < kth), xp.flatnonzero(key == kth)
+        pick = xp.concatenate([below, tied[:k - int(below.size)]])
+        idx, key = idx[pick], key[pick]
+    idx, key = to_host(idx), to_host(key)
+    return idx[np.lexsort((idx, key))]

@@ -22,7 +22,7 @@ from harness.oracles.fd import (
     argument_steps, base_state, central_difference, copy_values, halved, largest_step,
     make_cotangent, make_directions, relative_steps, richardson, step_size,
 )
-from harness.oracles.arrays import any_nonzero, f64, finite_max_abs, xp_of
+from harness.oracles.arrays import all_finite, any_nonzero, f64, finite_max_abs, first_true, xp_of, xp_of_problem
 from harness.oracles.names import Names
 from harness.oracles.problem import DiffProblem, StateVar, entry_names, flatten, unflatten
 from harness.oracles.tolerance import (
@@ -75,7 +75,7 @@ def _blocks(vars_: list[StateVar]) -> list[tuple[int, int]]:
 
 
 def _vars_of(values: Values) -> list[StateVar]:
-    return [StateVar(k, tuple(np.shape(v))) for k, v in values.items()]
+    return [StateVar(k, tuple(getattr(v, "shape", ()))) for k, v in values.items()]
 
 
 def _ad_jvp(problem: DiffProblem, v: Values) -> np.ndarray:
@@ -99,17 +99,17 @@ def _available(problem: DiffProblem, method: str) -> bool:
 
 
 def _g(x: float) -> str:
-    return f"{x:.6g}"
+    return f"{float(x):.6g}"      # float(): a device scalar comes to the host as one number
 
 
 def _e(x: float) -> str:
-    return f"{x:.3g}"
+    return f"{float(x):.3g}"
 
 
 # ----------------------------------------------------------------------------- the FD checks
 
 def _fd_nonfinite_verdict(name: str, ref: np.ndarray, names: list[str], label: str) -> OracleVerdict:
-    i = int(np.flatnonzero(~np.isfinite(ref))[0])
+    i = first_true(~xp_of(ref).isfinite(ref))
     return OracleVerdict(name, "fail",
                          f"finite-difference reference is not finite at {names[i]} ({label}): the primal is "
                          f"not finite near the base point, so FD cannot judge the gradient",
@@ -129,7 +129,7 @@ def check_forward_fd(problem: DiffProblem, directions: Sequence[Values], fd_resu
     ads, refs = [], []
     for i, v in enumerate(directions):
         ref = _flat(problem.outputs, fd_results[i], "finite differences")
-        if not np.isfinite(ref).all():
+        if not all_finite(ref):
             return _fd_nonfinite_verdict(FD_FORWARD, ref, names, f"direction {i}")
         refs.append(ref)
         ads.append(_ad_jvp(problem, v) if ad_results is None else _flat(problem.outputs, ad_results[i], "jvp result"))
@@ -198,7 +198,7 @@ def check_reverse_fd(problem: DiffProblem, directions: Sequence[Values], fd_resu
         w, g = _flat(problem.outputs, cotangents[i], "cotangent"), grads[i]
         vf = _flat(problem.inputs, v, "direction")
         jv = _flat(problem.outputs, fd_results[i], "finite differences")
-        if not np.isfinite(jv).all():
+        if not all_finite(jv):
             return _fd_nonfinite_verdict(FD_REVERSE, jv, entry_names(problem.outputs), f"direction {i}")
         ad.append(float(g @ vf))
         ref.append(float(w @ jv))
@@ -217,9 +217,9 @@ def check_reverse_fd(problem: DiffProblem, directions: Sequence[Values], fd_resu
     message = (f"<J^T w, v> differs from <w, J v> by finite differences in {comp.names[i]}: "
                f"AD {_g(comp.ad[i])} vs FD {_g(comp.ref[i])}, |err| {_e(comp.err[i])} > tol {_e(comp.tol[i])}; "
                f"{comp.n_bad} of {comp.n} directions outside tolerance")
-    nonfinite = [g for g in grads if not np.isfinite(g).all()]
+    nonfinite = [g for g in grads if not all_finite(g)]
     if nonfinite:
-        k = int(np.flatnonzero(~np.isfinite(nonfinite[0]))[0])
+        k = first_true(~xp_of(nonfinite[0]).isfinite(nonfinite[0]))
         message += f"; J^T w is not finite at {entry_names(problem.inputs)[k]}"
     return OracleVerdict(FD_REVERSE, "fail", message, metrics, comp.worst(only_bad=True))
 
@@ -297,20 +297,21 @@ def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[V
     entry = _zero_names(ad_vectors, names)
     if aligned is None:
         aligned = len(fd) == len(ad) and all(f.size == a.size for f, a in zip(fd, ad))
-    fd_all_finite = all(np.isfinite(f).all() for f in fd)
+    fd_all_finite = all(all_finite(f) for f in fd)
     max_fd = max(map(finite_max_abs, fd), default=0.0)
     max_ad = max(map(finite_max_abs, ad), default=0.0)
     metrics = {"max_abs_ad": max_ad, "max_abs_fd": max_fd}
 
     for i, a in enumerate(ad):
-        bad = ~np.isfinite(a)
+        xp = xp_of(a)
+        bad = ~xp.isfinite(a)
         # A NaN that the primal itself produces is not an AD bug: only flag where FD is finite.
-        bad &= np.isfinite(fd[i]) if aligned else fd_all_finite
+        bad &= xp.isfinite(fd[i]) if aligned else fd_all_finite
         if bad.any():
-            k = int(np.flatnonzero(bad)[0])
+            k = first_true(bad)
             where = f" (direction {i})" if len(ad) > 1 else ""
             return OracleVerdict(ZERO, "fail",
-                                 f"{NONFINITE_MESSAGE} {entry[k]}{where}: AD {a[k]} where finite differences "
+                                 f"{NONFINITE_MESSAGE} {entry[k]}{where}: AD {float(a[k])} where finite differences "
                                  f"are finite; {int(bad.sum())} non-finite entries",
                                  {**metrics, "nonfinite": int(bad.sum())})
 
@@ -332,8 +333,9 @@ def _trivial(ad: np.ndarray, candidates: list[tuple[str, np.ndarray]], dtype: st
     """The first candidate ('zero' or 'pass-through') that `ad` equals up to a few ulps of the
     engine's dtype: what a derivative rule that returned 0 leaves behind."""
     eps = float(np.finfo(np.float32 if dtype == "float32" else np.float64).eps)
+    xp = xp_of(ad)
     for kind, value in candidates:
-        if np.all(np.abs(ad - value) <= 8 * eps * np.abs(value)):
+        if bool((xp.abs(ad - value) <= 8 * eps * xp.abs(value)).all()):
             return kind, value
     return None
 
@@ -367,7 +369,7 @@ def _zero_per_argument(ws: _Workspace, mode: str, k: int, tol: Tolerance,
             h = step_size(ws.base, vj)
             fd = ws._memo(("cd-arg", i, var.name), lambda: central_difference(problem, ws.base, vj, h))
             fd_flat = _flat(problem.outputs, fd, "finite differences")
-            if not np.isfinite(fd_flat).all():
+            if not all_finite(fd_flat):
                 break
             if mode == "forward":
                 ad = ws._memo(("jvp-arg", i, var.name), lambda: _ad_jvp(problem, vj))
@@ -429,33 +431,35 @@ def _fd_jacobian(problem: DiffProblem, base: Values) -> np.ndarray:
     """Column j = central difference along e_j with h = eps^(1/3) max(1, |s0_j|): 2 launches a column."""
     n_in = sum(map(_size, problem.inputs))
     s0 = _flat(problem.inputs, base, "base point")
+    xp = xp_of(s0)
     cols = []
     for j in range(n_in):
-        e = np.zeros(n_in)
+        e = xp.zeros(n_in)
         e[j] = 1.0
         h = relative_steps(problem)[0] * max(1.0, abs(float(s0[j])))
         cols.append(_flat(problem.outputs, central_difference(problem, base, unflatten(problem.inputs, e), h),
                           "finite differences"))
-    return np.stack(cols, axis=1)
+    return xp.stack(cols, axis=1)
 
 
 def _ad_jacobian(problem: DiffProblem, mode: str) -> np.ndarray:
     """Forward: columns J e_j through jvp. Reverse: rows e_i^T J through vjp, so a reverse-mode bug
     is localized in the reverse derivative itself."""
     n_in, n_out = sum(map(_size, problem.inputs)), sum(map(_size, problem.outputs))
+    xp = xp_of_problem(problem)
     if mode == "forward":
         cols = []
         for j in range(n_in):
-            e = np.zeros(n_in)
+            e = xp.zeros(n_in)
             e[j] = 1.0
             cols.append(_ad_jvp(problem, unflatten(problem.inputs, e)))
-        return np.stack(cols, axis=1)
+        return xp.stack(cols, axis=1)
     rows = []
     for i in range(n_out):
-        e = np.zeros(n_out)
+        e = xp.zeros(n_out)
         e[i] = 1.0
         rows.append(_ad_vjp(problem, unflatten(problem.outputs, e)))
-    return np.stack(rows, axis=0)
+    return xp.stack(rows, axis=0)
 
 
 def _compare_jacobians(problem: DiffProblem, fd_j: np.ndarray, ad_j: np.ndarray, tol: Tolerance,
@@ -629,13 +633,15 @@ def _attach_precision_divergence(verdict: OracleVerdict, ws: _Workspace, tol: To
         return
     wide = flatten(problem.outputs, problem.primal64(ws.base))
     native = flatten(problem.outputs, problem.primal_native(ws.base))
-    floor = np.sqrt(np.mean(wide[np.isfinite(wide)] ** 2)) if np.isfinite(wide).any() else 0.0
+    xp = xp_of(wide)
+    finite = xp.isfinite(wide)
+    floor = float(xp.sqrt((wide[finite] ** 2).mean())) if bool(finite.any()) else 0.0
     with np.errstate(invalid="ignore"):
-        diverging = ~(np.abs(native - wide) <= tol.atol + tol.rtol * (np.abs(wide) + floor))
+        diverging = ~(xp.abs(native - wide) <= tol.atol + tol.rtol * (xp.abs(wide) + floor))
     count = int(diverging.sum())
     verdict.metrics["precision_diverging_entries"] = count
     if count:
-        k = int(np.argmax(diverging))
+        k = first_true(diverging)
         verdict.message += (f"; but {PRECISION_DIVERGES} at {count} output entr{'y' if count == 1 else 'ies'} "
                             f"(first {_entry_name(problem.outputs, k)}: {problem.dtype} {_g(native[k])} vs "
                             f"float64 {_g(wide[k])}): the kernel's control flow depends on rounding there, so "
@@ -685,7 +691,8 @@ def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2
     first_directions = make_directions(problem, k, rng)
     cotangents = [make_cotangent(problem, rng) for _ in range(k)]
     if first:
-        chosen = lambda vars_: {v.name: np.broadcast_to(np.asarray(first.get(v.name, 0.0), dtype=np.float64),  # noqa: E731
+        xp = xp_of_problem(problem)
+        chosen = lambda vars_: {v.name: xp.broadcast_to(f64(first.get(v.name, 0.0), xp),  # noqa: E731
                                                         v.shape).copy() for v in vars_}
         if mode == "forward":
             first_directions[0] = chosen(problem.inputs)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from harness.model import OracleVerdict
+from harness.oracles.arrays import f64
 from harness.oracles.problem import StateVar, entry_names
 from harness.oracles.tolerance import Comparison, Tolerance, compare_vectors
 
@@ -35,7 +36,7 @@ def check_expected_values(mode: str, got: Mapping[str, np.ndarray], expected: Ma
         if name not in got:
             return OracleVerdict(VALUES, "fail", f"{mode}: the run produced no value for '{name}' "
                                  f"(produced: {', '.join(got) or 'none'})")
-        ad = np.asarray(got[name], dtype=np.float64)
+        ad = f64(got[name])
         ref = expected_array(values, ad.shape)
         names = entry_names([StateVar(name, tuple(ad.shape))])
         parts.append(compare_vectors(ad, ref, tol, names, label=name))
@@ -48,6 +49,6 @@ def check_expected_values(mode: str, got: Mapping[str, np.ndarray], expected: Ma
     i = comp.worst_index()
     return OracleVerdict(VALUES, "fail",
                          f"{mode} {what} differ from the case's expected values at {comp.names[i]}: got "
-                         f"{comp.ad[i]:.6g}, expected {comp.ref[i]:.6g} (|err| {comp.err[i]:.3g} > tol "
-                         f"{comp.tol[i]:.3g}); {comp.n_bad} of {comp.n} entries outside tolerance",
+                         f"{float(comp.ad[i]):.6g}, expected {float(comp.ref[i]):.6g} (|err| {float(comp.err[i]):.3g} > tol "
+                         f"{float(comp.tol[i]):.3g}); {comp.n_bad} of {comp.n} entries outside tolerance",
                          metrics, comp.worst(only_bad=True))

@@ -42,9 +42,12 @@ class DiffProblem(Protocol):
 
 
 def flatten(vars_: list[StateVar], values: dict[str, np.ndarray]) -> np.ndarray:
+    """The values of `vars_` as one float64 vector of their own module (numpy or a device's)."""
+    from harness.oracles.arrays import f64, xp_of
     if not vars_:
         return np.zeros(0)
-    return np.concatenate([np.asarray(values[v.name], dtype=np.float64).reshape(-1) for v in vars_])
+    xp = xp_of(*(values[v.name] for v in vars_))
+    return xp.concatenate([f64(values[v.name], xp).reshape(-1) for v in vars_])
 
 
 def unflatten(vars_: list[StateVar], flat: np.ndarray) -> dict[str, np.ndarray]:

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from harness.model import WorstEntry
-from harness.oracles.arrays import f64, to_host, xp_of
+from harness.oracles.arrays import f64, top_indices, xp_of
 from harness.oracles.names import Names
 from harness.policy import GRADIENT_RTOL_ATOL
 
@@ -60,8 +60,8 @@ def resolve_tolerance(dtype: str | None, rtol: float | None = None, atol: float 
 
 
 def rms(x: np.ndarray) -> float:
-    x = np.asarray(x, dtype=np.float64)
-    return float(np.sqrt(np.mean(x * x))) if x.size else 0.0
+    x = f64(x)
+    return float(xp_of(x).sqrt((x * x).mean())) if x.size else 0.0
 
 
 @dataclass
@@ -84,15 +84,15 @@ class Comparison:
 
     @cached_property
     def err(self) -> np.ndarray:
-        return np.abs(self.ad - self.ref)
+        return xp_of(self.ad).abs(self.ad - self.ref)
 
     @cached_property
     def ratio(self) -> np.ndarray:
         """error / tolerance; NaN or Inf anywhere counts as infinitely bad."""
-        err = self.err
+        err, xp = self.err, xp_of(self.err)
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(err == 0, 0.0, err / self.tol)
-        return np.where(np.isfinite(r), r, np.inf)
+            r = xp.where(err == 0, 0.0, err / self.tol)
+        return xp.where(xp.isfinite(r), r, np.inf)
 
     @cached_property
     def rel_err(self) -> np.ndarray:
@@ -118,7 +118,7 @@ class Comparison:
 
     @property
     def n_bad(self) -> int:
-        return int(np.count_nonzero(self.bad))
+        return int(xp_of(self.bad).count_nonzero(self.bad))
 
     def _max(self, values: np.ndarray) -> float:
         if not values.size:
@@ -139,18 +139,10 @@ class Comparison:
         return self._max(self.ratio)
 
     def order(self, among: np.ndarray | None = None, limit: int | None = None) -> np.ndarray:
-        """Indices from worst to best (ties keep state order): of every entry, or of the indices
-        `among`; with `limit`, only the first `limit` of that order (found without a full sort)."""
-        xp = xp_of(self.ratio)
-        idx = xp.arange(self.n) if among is None else among
-        key = -self.ratio[idx]
-        if limit is not None and limit < idx.size:
-            kth = xp.partition(key, limit - 1)[limit - 1]
-            below, tied = xp.flatnonzero(key < kth), xp.flatnonzero(key == kth)
-            pick = xp.concatenate([below, tied[:limit - int(below.size)]])
-            idx, key = idx[pick], key[pick]
-        idx, key = to_host(idx), to_host(key)     # at most `limit` entries when limited
-        return idx[np.lexsort((idx, key))]
+        """Host indices from worst to best (ties keep state order): of every entry, or of the
+        indices `among`; with `limit`, only the first `limit` of that order (found without a full sort)."""
+        size = self.n if among is None else int(among.size)
+        return top_indices(self.ratio, size if limit is None else min(limit, size), among)
 
     def worst(self, limit: int = MAX_WORST, *, dedupe: bool = True, only_bad: bool = False) -> list[WorstEntry]:
         """The `limit` worst entries; with dedupe, an entry name appears once (its worst occurrence),
