@@ -23,7 +23,6 @@ arrays it is given, and `check_launch` runs them on annotated arguments without 
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,8 +37,8 @@ from .engine.memory import (Buffer, _pointer, byte_span, check_aliasing, check_a
 def _as_strided(flat, shape, strides):
     if isinstance(flat, np.ndarray):
         return np.lib.stride_tricks.as_strided(flat, shape, strides)
-    xp = sys.modules[type(flat).__module__.split(".")[0]]         # cupy for cupy arrays
-    return xp.lib.stride_tricks.as_strided(flat, shape, strides)
+    from .oracles.arrays import xp_of
+    return xp_of(flat).lib.stride_tricks.as_strided(flat, shape, strides)     # cupy's for cupy arrays
 
 
 def element_layout(host: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]] | None:

@@ -131,24 +131,43 @@ def _evaluate(problem: DiffProblem, state: dict[str, np.ndarray]) -> dict[str, n
 def central_difference(problem: DiffProblem, base: dict[str, np.ndarray], v: dict[str, np.ndarray],
                        h: float | Steps) -> dict[str, np.ndarray]:
     """(F(s0 + h v) - F(s0 - h v)) / 2h for every output; outputs that do not move give zeros.
-    With per-argument `Steps`, the sum over groups of the same along v restricted to the group."""
+    With per-argument `Steps`, the sum over groups of the same along v restricted to the group.
+    Arguments `v` does not name do not move. One probe state is alive at a time, and the
+    differences are formed in place, so a probe costs few arrays of the state's size."""
     xp = xp_of(*base.values())
     if isinstance(h, tuple):
         total = None
         for group_h, names in h:
-            part = {n: (v[n] if n in names else xp.zeros_like(f64(v[n], xp))) for n in v}
-            d = central_difference(problem, base, part, group_h)
-            total = d if total is None else {k: total[k] + d[k] for k in total}
+            d = central_difference(problem, base, {n: v[n] for n in names if n in v}, group_h)
+            if total is None:
+                total = d
+            else:
+                for k in total:
+                    total[k] += d[k]
         return total if total is not None else {o.name: xp.zeros(o.shape) for o in problem.outputs}
-    zeros = {o.name: xp.zeros(o.shape) for o in problem.outputs}
     if h == 0.0:
-        return zeros
-    plus = {n: base[n] + h * f64(v[n], xp) for n in base}
-    minus = {n: base[n] - h * f64(v[n], xp) for n in base}
-    f_plus, f_minus = _evaluate(problem, plus), _evaluate(problem, minus)
-    # An output the primal does not report is one it does not produce from the state: zero change.
-    return {o.name: (f_plus[o.name] - f_minus[o.name]) / (2.0 * h)
-            if o.name in f_plus and o.name in f_minus else zeros[o.name] for o in problem.outputs}
+        return {o.name: xp.zeros(o.shape) for o in problem.outputs}
+
+    def probe(step: float) -> dict[str, np.ndarray]:
+        state = {}
+        for n in base:
+            if n in v:
+                moved = f64(v[n], xp) * step      # s0 + h v, a new array (base is never written)
+                moved += base[n]
+                state[n] = moved
+            else:
+                state[n] = base[n].copy()
+        return _evaluate(problem, state)
+    out = probe(h)                                # our own copies (_evaluate): differenced in place
+    f_minus = probe(-h)
+    for o in problem.outputs:
+        # An output the primal does not report is one it does not produce from the state: zero change.
+        if o.name in out and o.name in f_minus:
+            out[o.name] -= f_minus[o.name]
+            out[o.name] /= 2.0 * h
+        else:
+            out[o.name] = xp.zeros(o.shape)
+    return {o.name: out[o.name] for o in problem.outputs}
 
 
 def richardson(coarse: dict[str, np.ndarray], fine: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

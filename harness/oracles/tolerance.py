@@ -148,6 +148,11 @@ class Comparison:
         """The `limit` worst entries; with dedupe, an entry name appears once (its worst occurrence),
         so several directions failing at the same element do not crowd out other elements. Only
         candidates are ranked and named: a few times `limit`, more only when names repeat."""
+        return [entry for _, _, entry in self.ranked(limit, dedupe=dedupe, only_bad=only_bad)]
+
+    def ranked(self, limit: int = MAX_WORST, *, dedupe: bool = True,
+               only_bad: bool = False) -> list[tuple[int, float, WorstEntry]]:
+        """worst() with each entry's index and error/tolerance ratio: (index, ratio, entry)."""
         if limit < 1:
             return []
         among = xp_of(self.bad).flatnonzero(self.bad) if only_bad else None
@@ -161,8 +166,9 @@ class Comparison:
                 if dedupe and name in seen:
                     continue
                 seen.add(name)
-                out.append(WorstEntry(index=name, ad=float(self.ad[i]), fd=float(self.ref[i]),
-                                      abs_err=float(self.err[i]), rel_err=float(self.rel_err[i])))
+                out.append((int(i), float(self.ratio[i]),
+                            WorstEntry(index=name, ad=float(self.ad[i]), fd=float(self.ref[i]),
+                                       abs_err=float(self.err[i]), rel_err=float(self.rel_err[i]))))
                 if len(out) >= limit:
                     return out
             if candidates.size >= total:
@@ -185,6 +191,82 @@ class Comparison:
         cat = lambda attr: xp.concatenate([getattr(p, attr) for p in parts])   # noqa: E731
         return Comparison(cat("ad"), cat("ref"), cat("tol"), cat("scale"), parts[0].rtol,
                           Names.concat([p.names for p in parts]), Names.concat([p.labels for p in parts]))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a comparison, as the host sees it: for a failure message."""
+    name: str
+    label: str
+    ad: float
+    ref: float
+    err: float
+    tol: float
+
+
+class Comparisons:
+    """Several comparisons taken one at a time, each summarized and then freed, reported as if
+    they were one concatenated Comparison (the same metrics, worst entries and first worst entry):
+    the forward FD check compares direction by direction, so at most one direction's arrays are
+    alive at once (issue 12 item 7)."""
+
+    def __init__(self, limit: int = MAX_WORST):
+        self.limit, self.n, self.n_bad = limit, 0, 0
+        self._maxima = {"max_abs_err": [], "max_rel_err": [], "worst_ratio": []}
+        self._ranked: dict[bool, list] = {False: [], True: []}    # only_bad -> (ratio, part, index, entry)
+        self.top: Entry | None = None                             # the first entry of the worst ratio
+        self._top_ratio = -1.0
+
+    def add(self, comp: Comparison) -> None:
+        part = len(self._maxima["worst_ratio"])
+        self.n += comp.n
+        self.n_bad += comp.n_bad
+        for key, value in (("max_abs_err", comp.max_abs_err), ("max_rel_err", comp.max_rel_err),
+                           ("worst_ratio", comp.worst_ratio)):
+            self._maxima[key].append(value)
+        for only_bad in (False, True):
+            if only_bad and not comp.n_bad:
+                continue
+            self._ranked[only_bad] += [(ratio, part, i, entry) for i, ratio, entry in
+                                       comp.ranked(self.limit, only_bad=only_bad)]
+        if comp.n and comp.worst_ratio > self._top_ratio:
+            i = comp.worst_index()
+            self._top_ratio = comp.worst_ratio
+            self.top = Entry(comp.names[i], comp.labels[i], float(comp.ad[i]), float(comp.ref[i]),
+                             float(comp.err[i]), float(comp.tol[i]))
+
+    @property
+    def ok(self) -> bool:
+        return self.n_bad == 0
+
+    def _max(self, key: str) -> float:
+        values = self._maxima[key]
+        return float("nan") if any(math.isnan(v) for v in values) else max(values, default=0.0)
+
+    @property
+    def max_abs_err(self) -> float:
+        return self._max("max_abs_err")
+
+    @property
+    def max_rel_err(self) -> float:
+        return self._max("max_rel_err")
+
+    @property
+    def worst_ratio(self) -> float:
+        return self._max("worst_ratio")
+
+    def worst(self, limit: int | None = None, *, only_bad: bool = False) -> list[WorstEntry]:
+        """Worst first (ties in the order of the parts, then of their entries), each name once."""
+        out, seen = [], set()
+        for _, _, _, entry in sorted(self._ranked[only_bad], key=lambda r: (-r[0], r[1], r[2])):
+            if entry.index not in seen:
+                seen.add(entry.index)
+                out.append(entry)
+        return out[:limit or self.limit]
+
+    def metrics(self) -> dict:
+        return {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
+                "worst_ratio": self.worst_ratio, "n_bad": self.n_bad, "n": self.n}
 
 
 def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: Sequence[str], *,
