@@ -57,6 +57,7 @@ def array_module(backend):
 
 class KernelProblem:
     """F: initial differentiable state -> final differentiable state, for one launch."""
+    writes_seeds = False      # shadows are built from a seed, never the seed itself: no copy needed
 
     def __init__(self, engine: Engine, kernel, config: LaunchConfig, args: list[HostArg],
                  uploads: dict | None = None):

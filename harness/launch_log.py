@@ -47,6 +47,7 @@ class LaunchLog:
     def __init__(self, problem, primal_reference: dict | None = None):
         self.problem = problem
         self.xp = getattr(problem, "xp", None)
+        self.writes_seeds = getattr(problem, "writes_seeds", True)
         self.inputs, self.outputs, self.dtype = problem.inputs, problem.outputs, problem.dtype
         self.fd_precision = getattr(problem, "fd_precision", None)
         self.width = getattr(problem, "width", 1)

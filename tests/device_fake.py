@@ -113,8 +113,9 @@ class FakeDeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     __str__ = __repr__
 
     def __iter__(self):
-        if self._a.size > 16:
-            raise HostTransferError(f"iterating over a device array of {self._a.size} entries (a Python loop)")
+        # rows of a stack of arrays are device arrays; the entries of a vector are a Python loop
+        if len(self._a) > 16 and (self._a.ndim == 1 or len(self._a) > 64):
+            raise HostTransferError(f"iterating over the {len(self._a)} entries of a device array (a Python loop)")
         return iter([wrap(v) for v in self._a])
 
     def __len__(self):

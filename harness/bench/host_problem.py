@@ -10,14 +10,15 @@ from ..oracles.problem import StateVar
 
 
 class HostAxpy:
-    """out = a x + y, with out, x and y differentiable (the state of the axpy case)."""
+    """out = a x + y, with out, x and y differentiable (the state of the axpy case). `xp`: the array
+    module the problem keeps its arrays in (numpy; the tests pass a fake device module)."""
     dtype = "float32"
 
-    def __init__(self, n: int, a: float = 1.5, seed: int = 0):
+    def __init__(self, n: int, a: float = 1.5, seed: int = 0, xp=np):
         rng = np.random.default_rng(seed)
-        self.a = a
-        self.s0 = {"out": np.zeros(n), "x": rng.standard_normal(n).astype(np.float32).astype(np.float64),
-                   "y": rng.standard_normal(n).astype(np.float32).astype(np.float64)}
+        self.a, self.xp = a, xp
+        self.s0 = {"out": xp.zeros(n), "x": xp.asarray(rng.standard_normal(n).astype(np.float32).astype(np.float64)),
+                   "y": xp.asarray(rng.standard_normal(n).astype(np.float32).astype(np.float64))}
         self.inputs = [StateVar(k, (n,)) for k in ("out", "x", "y")]
         self.outputs = list(self.inputs)
         self.launches = 0
@@ -29,16 +30,19 @@ class HostAxpy:
         self.launches += 1
         return {"out": self.a * state["x"] + state["y"], "x": state["x"], "y": state["y"]}
 
+    @staticmethod
+    def _float32(v):
+        return v.astype(np.float32).astype(np.float64)       # the engine's float32 roundoff
+
     def jvp(self, tangent: dict) -> dict:
         self.launches += 1
-        r = lambda v: v.astype(np.float32).astype(np.float64)  # noqa: E731 - the engine's float32 roundoff
+        r = self._float32
         return {"out": r(self.a * tangent["x"] + tangent["y"]), "x": r(tangent["x"]), "y": r(tangent["y"])}
 
     def vjp(self, cotangent: dict) -> dict:
         self.launches += 1
-        r = lambda v: v.astype(np.float32).astype(np.float64)  # noqa: E731
-        w = cotangent
-        return {"out": np.zeros_like(w["out"]), "x": r(w["x"] + self.a * w["out"]), "y": r(w["y"] + w["out"])}
+        r, w = self._float32, cotangent
+        return {"out": self.xp.zeros_like(w["out"]), "x": r(w["x"] + self.a * w["out"]), "y": r(w["y"] + w["out"])}
 
 
 def host_oracle_scaling(exponents: list[int]) -> list[dict]:

@@ -1,0 +1,124 @@
+"""The oracles, the relations and the case adapter on device arrays (issue 12 item 7).
+
+On a GPU the case adapter hands cupy arrays to the oracles, and a host round trip of a
+state-sized array costs seconds at 2^24 elements. Here a fake device module (tests/device_fake.py)
+stands in for cupy: its arrays refuse implicit host conversion, as cupy's do, and count what does
+cross. The tests run the oracles and whole cases on it and require that only scalars and the few
+worst entries of a verdict reach the host, whatever the size of the arrays; and that memory stays
+bounded as the oracles refine (counted by tracemalloc on numpy, not timed).
+"""
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.bench.host_problem import HostAxpy
+from harness.oracles import run_gradient_oracles
+from harness.oracles.tolerance import MAX_WORST
+
+from tests.device_fake import FAKE, TRANSFERS, FakeDeviceArray, FakeDeviceBackend, HostTransferError
+
+ROOT = Path(__file__).resolve().parent.parent
+CANDIDATES = 4 * MAX_WORST          # Comparison.worst ranks at most this many candidates on the host
+
+
+class WrongAxpy(HostAxpy):
+    """axpy whose derivative of `out` (forward) or of `x` (reverse) is 1.5 times too large."""
+
+    def jvp(self, tangent):
+        got = super().jvp(tangent)
+        got["out"] = got["out"] * 1.5
+        return got
+
+    def vjp(self, cotangent):
+        got = super().vjp(cotangent)
+        got["x"] = got["x"] * 1.5
+        return got
+
+
+def test_the_fake_device_refuses_host_conversion():
+    a = FAKE.asarray(np.arange(100.0))
+    with pytest.raises(HostTransferError):
+        np.asarray(a)
+    with pytest.raises(HostTransferError):
+        a + np.ones(100)                      # mixing with host arrays fails, as it does for cupy
+    TRANSFERS.reset()
+    assert float((a * 2).sum()) == 9900.0 and TRANSFERS.scalars == 1
+    assert isinstance(np.abs(a), FakeDeviceArray) and isinstance(a[3], FakeDeviceArray)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+@pytest.mark.parametrize("problem_type", [HostAxpy, WrongAxpy])
+def test_oracles_on_device_arrays_bring_back_only_scalars_and_the_worst_entries(mode, problem_type):
+    n = 1 << 12
+    host = run_gradient_oracles(problem_type(n), mode, rng=0)
+    TRANSFERS.reset()
+    device = run_gradient_oracles(problem_type(n, xp=FAKE), mode, rng=0)
+    assert [(v.name, v.verdict) for v in device] == [(v.name, v.verdict) for v in host]
+    assert TRANSFERS.largest <= CANDIDATES < n, TRANSFERS.arrays
+    if problem_type is WrongAxpy:        # the refinements ran, and the failure names entries
+        fd = device[0]
+        assert fd.verdict == "fail" and fd.metrics["refinement"] == "richardson and large-step both failed"
+        assert fd.worst
+        assert len(TRANSFERS.arrays) > 0 or mode == "reverse"     # forward names entries; reverse, directions
+
+
+def _case_file(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / "axpy-device.yaml"
+    path.write_text(
+        f"id: axpy-device\ntitle: axpy on device arrays\nkernel: kernels/elementwise.py:axpy\n"
+        f"launch: {{threads: {n}, block: 64}}\nargs:\n"
+        f"  out: {{array: {{shape: [{n}], dtype: float32, init: zeros}}, activity: duplicated}}\n"
+        f"  a: {{scalar: {{value: 1.5, dtype: float32}}, activity: active}}\n"
+        f"  x: {{array: {{shape: [{n}], dtype: float32, init: normal}}, activity: duplicated}}\n"
+        f"  y: {{array: {{shape: [{n}], dtype: float32, init: normal}}, activity: duplicated_no_need}}\n"
+        "check: {repeat: 2}\n"
+        "modes: [primal, forward, reverse]\n")
+    return path
+
+
+def test_a_case_runs_on_device_arrays_with_no_host_round_trip(launching_backend, tmp_path):
+    """Through the runner (every oracle, the primal reference, the activity relations and the
+    nondeterminism oracle): the same states as on numpy, and nothing state-sized reaches the host."""
+    if launching_backend.name != "sim":
+        pytest.skip("the fake device wraps the simulator")
+    from harness.cases import expand_runs, load_case_file
+    from harness.runner import Runner
+    n = 128
+    case_path = _case_file(tmp_path, n)
+    plain, fake = Runner(ROOT, "sim"), Runner(ROOT, "sim")
+    fake.backend = FakeDeviceBackend(fake.backend)
+    for case in load_case_file(case_path, ROOT):
+        for run in expand_runs(case, "sim"):
+            expected = plain.execute(run)
+            TRANSFERS.reset()
+            got = fake.execute(run)
+            assert got.error is None, got.error.traceback
+            assert got.state == expected.state == "PASS", got.message
+            assert [(v.name, v.verdict) for v in got.oracles] == [(v.name, v.verdict) for v in expected.oracles]
+            assert {"rel-noneed", "rel-batch", "rel-active", "nondet"} <= {v.name for v in got.oracles} \
+                or run.mode == "primal"
+            assert TRANSFERS.largest <= CANDIDATES < n, (run.name, TRANSFERS.arrays)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+@pytest.mark.parametrize("problem_type", [HostAxpy, WrongAxpy])
+def test_oracle_memory_is_a_few_states_whatever_the_refinement(mode, problem_type):
+    """Peak memory of one oracle run, in units of the state (three float64 arrays of n): the
+    directions, cotangents, AD results and the first directions' central estimates, plus one
+    probe and one comparison at a time. Before the estimates were freed once compared, a failing
+    forward run peaked at 71 states (the refinements' estimates all kept) and a passing one at 31."""
+    n = 1 << 15
+    problem = problem_type(n)
+    tracemalloc.start()
+    try:
+        verdicts = run_gradient_oracles(problem, mode, rng=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert verdicts[0].verdict == ("pass" if problem_type is HostAxpy else "fail")
+    states = peak / (3 * n * 8)
+    assert states <= (20 if problem_type is HostAxpy else 30), states
