@@ -94,9 +94,15 @@ class KernelProblem:
         finite differences, in layouts.device_view's `roots` form. Never launched on: every launch
         works on device copies of these (`_fresh_roots`)."""
         for a in self.args:
-            if a.spec.kind == "array" and element_layout(a.value) is not None:
-                for dtype in {np.dtype(a.value.dtype), np.dtype(np.float64) if _float(a.value.dtype) else None} - {None}:
-                    device_view(self.backend, a.value, pristine, dtype)
+            if a.spec.kind != "array" or element_layout(a.value) is None:
+                continue
+            native = np.dtype(a.value.dtype)
+            device_view(self.backend, a.value, pristine, native)
+            if _float(native) and native != np.float64:     # widened on the device, not on the host
+                root, wide = root_of(a.value), pristine.setdefault(np.dtype(np.float64).str, [])
+                if not any(r is root for r, _ in wide):
+                    flat = next(f for r, f in pristine[native.str] if r is root)
+                    wide.append((root, flat.astype(self.xp.float64)))
         return pristine
 
     def _check_memory(self):
@@ -202,16 +208,13 @@ class KernelProblem:
 
     # ------------------------------------------------------------------ protocol
     def base_point(self) -> dict:
-        out = {}
-        for a in self.args:
-            if a.spec.activity == "const":
-                continue
-            if a.spec.kind == "array":
-                pristine = device_view(self.backend, a.value, self._pristine, np.float64)
-                out[a.spec.name] = pristine.astype(self.xp.float64)      # a copy: astype copies
-            else:
-                out[a.spec.name] = self.xp.asarray(a.value, dtype=self.xp.float64)
-        return out
+        return {a.spec.name: self._initial(a) for a in self.args if a.spec.activity != "const"}
+
+    def _initial(self, a: HostArg):
+        """An argument's initial value, float64, in the backend's module: a copy of its upload."""
+        if a.spec.kind == "array":
+            return device_view(self.backend, a.value, self._pristine, np.float64).astype(self.xp.float64)
+        return self.xp.asarray(a.value, dtype=self.xp.float64)
 
     def primal64(self, state: dict) -> dict:
         return self._primal(state, as_float64=True)

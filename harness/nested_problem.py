@@ -7,9 +7,9 @@ which is exactly what the gradient oracles check, with F evaluated by launching 
 """
 from __future__ import annotations
 
-import numpy as np
 
 from .kernel_problem import DerivativeLaunch, KernelProblem
+from .oracles.arrays import f64
 from .oracles.problem import StateVar
 
 
@@ -44,10 +44,10 @@ class NestedProblem(KernelProblem):
 
     def _read(self, values, names) -> dict:
         by_name = {a.spec.name: v for a, v in zip(self.args, values)}
-        return {n: self.backend.to_host(by_name[n]).astype(np.float64) for n in names}
+        return {n: by_name[n].astype(self.xp.float64) for n in names}       # where the launch left them
 
     def base_point(self) -> dict:
-        return {p: np.array(self._arg(p).value, dtype=np.float64) for p in list(self.pairs) + list(self.adjoints)}
+        return {p: self._initial(self._arg(p)) for p in list(self.pairs) + list(self.adjoints)}
 
     def _arg(self, name):
         return next(a for a in self.args if a.spec.name == name)
@@ -59,7 +59,7 @@ class NestedProblem(KernelProblem):
         return self._primal(state, as_float64=False)
 
     def _primal(self, state: dict, as_float64: bool) -> dict:
-        zero = {p: np.zeros(self._arg(p).value.shape) for p in self.pairs}
+        zero = {p: self.xp.zeros(self._arg(p).value.shape) for p in self.pairs}
         values, _ = self._run(state, zero, as_float64=as_float64)
         return self._read(values, list(self.pairs))
 
@@ -73,9 +73,9 @@ class NestedProblem(KernelProblem):
             raise NotImplementedError(f"the kernel differentiates in {self.nested_mode} mode only")
         if lane_seeds is not None:
             raise NotImplementedError("a nested kernel has no batch lanes")
-        given = {k: np.array(v, dtype=np.float64, copy=True) for k, v in seed.items()}
+        given = {k: f64(v, self.xp) for k, v in seed.items()}     # never written: copied into the shadows
         values, launch = self._run(None, {p: seed[p] for p in self.pairs if p in seed}, as_float64=False)
         out = self._read(values, list(self.pairs.values()) + list(self.adjoints.values()))
         result = {p: out[s] for p, s in self.pairs.items()}
-        result.update({a: np.float64(out[o].reshape(-1)[0]) for a, o in self.adjoints.items()})
+        result.update({a: out[o].reshape(-1)[0] for a, o in self.adjoints.items()})
         return DerivativeLaunch(mode, given, [result], None, launch)

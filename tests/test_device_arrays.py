@@ -122,3 +122,17 @@ def test_oracle_memory_is_a_few_states_whatever_the_refinement(mode, problem_typ
     assert verdicts[0].verdict == ("pass" if problem_type is HostAxpy else "fail")
     states = peak / (3 * n * 8)
     assert states <= (20 if problem_type is HostAxpy else 30), states
+
+
+def test_oracle_scaling_times_a_case_through_the_runner(launching_backend):
+    """`harness bench --oracle-scaling` (on the GPU) measures the path users take: here on the
+    simulator at 2^7, every split present and the kernel launches counted."""
+    from harness.bench.run import chart, oracle_scaling
+    rows = oracle_scaling(ROOT, [7], launching_backend.name)
+    assert [(r["run"], r["state"]) for r in rows] == [("forward", "PASS"), ("reverse", "PASS")]
+    for row in rows:
+        assert {"setup_s", "oracles_s", "relations_s"} <= set(row["timings"])
+        assert row["launches"] > 4 and 0 < row["launch_s"] < row["seconds"]
+    names = [entry["name"] for entry in chart({"oracle_scaling": rows})]
+    assert any(name.endswith("forward, oracles") for name in names)
+    assert any("kernel launches" in name for name in names)

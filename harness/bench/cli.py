@@ -15,7 +15,9 @@ def add_bench_parser(subparsers) -> None:
     p.add_argument("--only", default="", help="comma-separated benchmark names (default: all)")
     p.add_argument("--no-jax", action="store_true", help="skip the JAX references")
     p.add_argument("--oracle-scaling", default="", metavar="K,K,...",
-                   help="also time one axpy case with every oracle at 2**K elements for each K")
+                   help="also time one axpy case checked through the runner (every oracle and relation, "
+                        "forward and reverse) at 2**K elements for each K, split into oracles, relations, "
+                        "setup and kernel launches")
     p.add_argument("--oracle-device", default="", metavar="K,K,...",
                    help="also time every gradient oracle on the axpy problem kept on the GPU at 2**K elements")
     p.add_argument("--host", action="store_true",
@@ -50,8 +52,9 @@ def main(args) -> int:
     write(result, Path(args.out))
     print(table(result))
     for row in result.get("oracle_scaling", []):
-        print(f"oracles at 2^{row['log2n']} {row['run']}: {row['seconds']:.1f} s ({row['state']}) "
-              + json.dumps({k: round(v, 2) for k, v in row["timings"].items()}))
+        print(f"axpy case through the runner at 2^{row['log2n']} {row['run']}: {row['seconds']:.2f} s "
+              f"({row['state']}) " + json.dumps({**{k: round(v, 2) for k, v in row["timings"].items()},
+                                                 "launch_s": round(row.get("launch_s", 0.0), 2)}))
     for row in result.get("oracle_device", []):
         print(f"oracles on the device axpy at 2^{row['log2n']} ({row['mode']}): {row['seconds']:.2f} s "
               + (row.get("error") or json.dumps(row.get("verdicts"))))

@@ -109,34 +109,90 @@ def launch_overhead(engine, root: Path) -> dict:
     return res
 
 
+class LaunchTimer:
+    """The runner's backend, with the seconds its kernel launches take summed (each launch
+    synchronised, as Engine.launch does after it anyway): the part of a checked case that is the
+    kernels' own, next to the oracles' and relations' work around them."""
+
+    def __init__(self, backend):
+        self._backend, self.seconds, self.launches = backend, 0.0, 0
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+    def _timed(self, step):
+        def run():
+            t0 = time.perf_counter()
+            step()
+            self._backend.synchronize()
+            self.seconds += time.perf_counter() - t0
+            self.launches += 1
+        return run
+
+    def launch(self, compiled, grid, block, args):
+        self._timed(lambda: self._backend.launch(compiled, grid, block, args))()
+
+    def prepare_launch(self, compiled, grid, block, args):
+        return self._timed(self._backend.prepare_launch(compiled, grid, block, args))
+
+
+def _device_pool():
+    try:
+        import cupy
+        return cupy.get_default_memory_pool()
+    except ImportError:
+        return None
+
+
+def axpy_case_text(k: int) -> str:
+    """One axpy case at 2^k float32 elements, forward and reverse (the scaling measurement's case)."""
+    n = 1 << k
+    return (f"id: axpy-2e{k}\ntitle: axpy at 2^{k}\nkernel: kernels/elementwise.py:axpy\n"
+            f"launch: {{threads: {n}, block: 256}}\nargs:\n"
+            f"  out: {{array: {{shape: [{n}], dtype: float32, init: zeros}}, activity: duplicated}}\n"
+            f"  a: {{scalar: {{value: 1.5, dtype: float32}}, activity: const}}\n"
+            f"  x: {{array: {{shape: [{n}], dtype: float32, init: normal}}, activity: duplicated}}\n"
+            f"  y: {{array: {{shape: [{n}], dtype: float32, init: normal}}, activity: duplicated}}\n"
+            "modes: [forward, reverse]\n")
+
+
 def oracle_scaling(root: Path, exponents: list[int], backend_name: str = "cuda") -> list[dict]:
-    """Wall time of one axpy case (forward and reverse, every oracle) as the arrays grow. The case
-    file is written into a temporary folder, never into cases/ (a concurrent suite run would
-    collect it)."""
+    """One axpy case (forward and reverse, every oracle and relation) checked through the runner,
+    the path `pytest cases` and `harness run` take, as the arrays grow: total seconds, and split
+    into setup (the case's inputs built on the host), oracles, relations, and the kernel launches
+    inside those two; with the device memory pool's high-water mark. The case file is written into
+    a temporary folder, never into cases/ (a concurrent suite run would collect it)."""
     import tempfile
 
     from ..cases import expand_runs, load_case_file
     from ..runner import Runner
     runner = Runner(root, backend_name)
+    timer = runner.backend = LaunchTimer(runner.backend)
+    pool = _device_pool() if backend_name == "cuda" else None
     rows = []
     with tempfile.TemporaryDirectory(prefix="harness-oracle-scaling-") as tmp:
         for k in exponents:
             case_path = Path(tmp) / f"axpy-2e{k}.yaml"
-            case_path.write_text(
-                f"id: axpy-2e{k}\ntitle: axpy at 2^{k}\nkernel: kernels/elementwise.py:axpy\n"
-                f"launch: {{threads: {1 << k}, block: 256}}\nargs:\n"
-                f"  out: {{array: {{shape: [{1 << k}], dtype: float32, init: zeros}}, activity: duplicated}}\n"
-                f"  a: {{scalar: {{value: 1.5, dtype: float32}}, activity: const}}\n"
-                f"  x: {{array: {{shape: [{1 << k}], dtype: float32, init: normal}}, activity: duplicated}}\n"
-                f"  y: {{array: {{shape: [{1 << k}], dtype: float32, init: normal}}, activity: duplicated}}\n"
-                "modes: [forward, reverse]\n")
+            case_path.write_text(axpy_case_text(k))
             cases = load_case_file(case_path, root, max_elements=1 << 31)   # the point is size
             for run in [r for case in cases for r in expand_runs(case, backend_name)]:
+                timer.seconds, timer.launches = 0.0, 0
+                if pool is not None:
+                    pool.free_all_blocks()
                 t0 = time.time()
                 outcome = runner.execute(run)
-                rows.append({"log2n": k, "run": run.name, "state": outcome.state, "seconds": time.time() - t0,
-                             "timings": outcome.timings})
-                print(f"[oracle-scaling] 2^{k} {run.name}: {rows[-1]['seconds']:.1f} s ({outcome.state})", flush=True)
+                row = {"log2n": k, "run": run.name, "state": outcome.state, "seconds": time.time() - t0,
+                       "timings": dict(outcome.timings), "launch_s": timer.seconds, "launches": timer.launches}
+                if pool is not None:
+                    row["device_pool_gb"] = pool.total_bytes() / 2 ** 30
+                if outcome.error is not None:
+                    row["error"] = f"{outcome.error.type}: {outcome.error.message[:300]}"
+                rows.append(row)
+                print(f"[oracle-scaling] 2^{k} {run.name}: {row['seconds']:.1f} s ({outcome.state}) "
+                      + json.dumps({**{key: round(v, 2) for key, v in row["timings"].items()},
+                                    "launch_s": round(row["launch_s"], 2), "launches": row["launches"],
+                                    "pool_gb": round(row.get("device_pool_gb", 0.0), 1)})
+                      + (f" {row['error']}" if "error" in row else ""), flush=True)
     return rows
 
 
@@ -171,7 +227,13 @@ def chart(result: dict) -> list[dict]:
     for k, v in result.get("launch_host_us", {}).items():
         out.append({"name": f"host overhead, stub launches (no GPU): {k}", "value": v, "unit": "us"})
     for row in result.get("oracle_scaling", []):
-        out.append({"name": f"oracles at 2^{row['log2n']}: {row['run']}", "value": row["seconds"], "unit": "s"})
+        where = f"one axpy case checked through the runner at 2^{row['log2n']}: {row['run']}"
+        out.append({"name": where, "value": row["seconds"], "unit": "s"})
+        for key, label in (("oracles_s", "oracles"), ("relations_s", "relations"), ("setup_s", "setup")):
+            if key in row.get("timings", {}):
+                out.append({"name": f"{where}, {label}", "value": row["timings"][key], "unit": "s"})
+        if "launch_s" in row:
+            out.append({"name": f"{where}, kernel launches ({row['launches']})", "value": row["launch_s"], "unit": "s"})
     for row in result.get("oracle_device", []):
         out.append({"name": f"oracles on the GPU (device axpy problem) at 2^{row['log2n']}: {row['mode']}",
                     "value": row["seconds"], "unit": "s"})
