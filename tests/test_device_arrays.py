@@ -121,7 +121,7 @@ def test_oracle_memory_is_a_few_states_whatever_the_refinement(mode, problem_typ
         tracemalloc.stop()
     assert verdicts[0].verdict == ("pass" if problem_type is HostAxpy else "fail")
     states = peak / (3 * n * 8)
-    assert states <= (20 if problem_type is HostAxpy else 30), states
+    assert states <= (16 if problem_type is HostAxpy else 28), states
 
 
 def test_oracle_scaling_times_a_case_through_the_runner(launching_backend):

@@ -26,7 +26,7 @@ from harness.oracles.arrays import all_finite, any_nonzero, f64, finite_max_abs,
 from harness.oracles.names import Names
 from harness.oracles.problem import DiffProblem, StateVar, entry_names, flatten, unflatten
 from harness.oracles.tolerance import (
-    MAX_WORST, Comparisons, Tolerance, compare_dots, compare_vectors, dot_scale, dot_tolerance, resolve_tolerance,
+    MAX_WORST, Comparisons, Tolerance, compare_dots, compare_in_pieces, compare_vectors, dot_scale, dot_tolerance, resolve_tolerance,
 )
 
 FD_FORWARD, FD_REVERSE, DOT, ZERO = "fd-forward", "fd-reverse", "dot", "zero"
@@ -72,6 +72,51 @@ def _blocks(vars_: list[StateVar]) -> list[tuple[int, int]]:
         out.append((at, at + _size(v)))
         at += _size(v)
     return out
+
+
+def _parts(vars_: list[StateVar], values: Values | np.ndarray, what: str) -> list:
+    """The state's values as one 1-d array per variable, in state order, without concatenating:
+    views of `values` (zeros for a name it omits), checked as _flat checks them."""
+    if not isinstance(values, Mapping):
+        flat = _flat(vars_, values, what)
+        return [flat[a:b] for a, b in _blocks(vars_)]
+    xp = xp_of(*values.values())
+    out = []
+    for v in vars_:
+        n = _size(v)
+        if values.get(v.name) is None:
+            out.append(xp.zeros(n))
+            continue
+        a = f64(values[v.name], xp).reshape(-1)
+        if a.size != n:
+            raise ValueError(f"{what}: {v.name} has {a.size} values, expected {n} (shape {v.shape})")
+        out.append(a)
+    return out
+
+
+def _dot(x: list, y: list) -> float:
+    """<x, y> over a state held in parts (one scalar per part comes to the host)."""
+    return sum((float(a @ b) for a, b in zip(x, y)), 0.0)
+
+
+def _norm(x: list) -> float:
+    return math.sqrt(_dot(x, x))
+
+
+def _scale(x: list, y: list) -> float:
+    """dot_scale over parts: |x| |y| / sqrt(n)."""
+    n = max(sum(int(a.size) for a in x), 1)
+    return _norm(x) * _norm(y) / math.sqrt(n)
+
+
+def _first_nonfinite(parts: list) -> int | None:
+    """The flat index of the first NaN/Inf entry of a state held in parts; None when all are finite."""
+    at = 0
+    for a in parts:
+        if not all_finite(a):
+            return at + first_true(~xp_of(a).isfinite(a))
+        at += int(a.size)
+    return None
 
 
 def _vars_of(values: Values) -> list[StateVar]:
@@ -123,8 +168,7 @@ def _e(x: float) -> str:
 
 # ----------------------------------------------------------------------------- the FD checks
 
-def _fd_nonfinite_verdict(name: str, ref: np.ndarray, names: list[str], label: str) -> OracleVerdict:
-    i = first_true(~xp_of(ref).isfinite(ref))
+def _fd_nonfinite_verdict(name: str, i: int, names: list[str], label: str) -> OracleVerdict:
     return OracleVerdict(name, "fail",
                          f"finite-difference reference is not finite at {names[i]} ({label}): the primal is "
                          f"not finite near the base point, so FD cannot judge the gradient",
@@ -146,11 +190,13 @@ def check_forward_fd(problem: DiffProblem, directions: Sequence[Values], fd_resu
     # `fd_results` may compute each estimate when it is read (the workspace's lazy estimates).
     comp = Comparisons()
     for i, v in enumerate(directions):
-        ref = _flat(problem.outputs, fd_results[i], "finite differences")
-        if not all_finite(ref):
-            return _fd_nonfinite_verdict(FD_FORWARD, ref, names, f"direction {i}")
-        ad = _ad_jvp(problem, v) if ad_results is None else _flat(problem.outputs, ad_results[i], "jvp result")
-        comp.add(compare_vectors(ad, ref, tol, names, blocks=blocks, label=f"direction {i}"))
+        ref = _parts(problem.outputs, fd_results[i], "finite differences")
+        bad = _first_nonfinite(ref)
+        if bad is not None:
+            return _fd_nonfinite_verdict(FD_FORWARD, bad, names, f"direction {i}")
+        ad = _parts(problem.outputs, _ad_jvp_values(problem, v) if ad_results is None else ad_results[i], "jvp result")
+        for (a, b), ad_part, ref_part in zip(blocks, ad, ref):
+            compare_in_pieces(ad_part, ref_part, tol, names.window(a, b - a), label=f"direction {i}", into=comp)
         del ad, ref
     metrics = {**comp.metrics(), "directions": len(directions), "rtol": tol.rtol, "atol": tol.atol}
     if comp.ok:
@@ -174,22 +220,22 @@ def _per_direction(x, k: int) -> list:
 
 
 def _vjps(problem: DiffProblem, cotangents: list, gradients: list) -> Sequence:
-    """J^T w per direction, flattened when read, launching vjp once per distinct cotangent object
-    not already given."""
+    """J^T w per direction, in parts (_parts) when read, launching vjp once per distinct cotangent
+    object not already given."""
     done: dict[int, np.ndarray] = {}
 
-    def get(i: int) -> np.ndarray:
+    def get(i: int) -> list:
         if gradients[i] is not None:
-            return _flat(problem.inputs, gradients[i], "vjp result")
+            return _parts(problem.inputs, gradients[i], "vjp result")
         w = cotangents[i]
         if id(w) not in done:
-            done[id(w)] = _ad_vjp(problem, w)
+            done[id(w)] = _parts(problem.inputs, _ad_vjp_values(problem, w), "vjp result")
         return done[id(w)]
     return _Lazy(len(cotangents), get)
 
 
 def _reverse_dots(problem: DiffProblem, fd_results: Sequence[Values], cotangents: Sequence[Values]) -> list[float]:
-    return [float(_flat(problem.outputs, w, "cotangent") @ _flat(problem.outputs, jv, "finite differences"))
+    return [_dot(_parts(problem.outputs, w, "cotangent"), _parts(problem.outputs, jv, "finite differences"))
             for w, jv in zip(cotangents, fd_results)]
 
 
@@ -208,17 +254,18 @@ def check_reverse_fd(problem: DiffProblem, directions: Sequence[Values], fd_resu
     grads = _vjps(problem, cotangents, _per_direction(ad_gradient, len(directions)))
     ad, ref, weights, scales = [], [], [], []
     for i, v in enumerate(directions):
-        w, g = _flat(problem.outputs, cotangents[i], "cotangent"), grads[i]
-        vf = _flat(problem.inputs, v, "direction")
-        jv = _flat(problem.outputs, fd_results[i], "finite differences")
-        if not all_finite(jv):
-            return _fd_nonfinite_verdict(FD_REVERSE, jv, entry_names(problem.outputs), f"direction {i}")
-        ad.append(float(g @ vf))
-        ref.append(float(w @ jv))
-        weights.append(float(np.linalg.norm(vf)))          # the AD error in g is dotted with v
+        w, g = _parts(problem.outputs, cotangents[i], "cotangent"), grads[i]
+        vf = _parts(problem.inputs, v, "direction")
+        jv = _parts(problem.outputs, fd_results[i], "finite differences")
+        bad = _first_nonfinite(jv)
+        if bad is not None:
+            return _fd_nonfinite_verdict(FD_REVERSE, bad, entry_names(problem.outputs), f"direction {i}")
+        ad.append(_dot(g, vf))
+        ref.append(_dot(w, jv))
+        weights.append(_norm(vf))          # the AD error in g is dotted with v
         # The larger of the two sides' natural scales: the FD side cannot be inflated by a wrong
         # gradient, the AD side models the AD vector's own roundoff.
-        scales.append(max(dot_scale(g, vf), dot_scale(w, jv)))
+        scales.append(max(_scale(g, vf), _scale(w, jv)))
     comp = compare_dots(ad, ref, weight_norms=weights, scales=scales, tol=tol,
                         names=[f"dir {i}" for i in range(len(directions))])
     metrics = {**comp.metrics(), "directions": len(directions), "rtol": tol.rtol, "atol": tol.atol}
@@ -230,9 +277,8 @@ def check_reverse_fd(problem: DiffProblem, directions: Sequence[Values], fd_resu
     message = (f"<J^T w, v> differs from <w, J v> by finite differences in {comp.names[i]}: "
                f"AD {_g(comp.ad[i])} vs FD {_g(comp.ref[i])}, |err| {_e(comp.err[i])} > tol {_e(comp.tol[i])}; "
                f"{comp.n_bad} of {comp.n} directions outside tolerance")
-    nonfinite = [g for g in grads if not all_finite(g)]
-    if nonfinite:
-        k = first_true(~xp_of(nonfinite[0]).isfinite(nonfinite[0]))
+    k = next((k for k in map(_first_nonfinite, grads) if k is not None), None)
+    if k is not None:
         message += f"; J^T w is not finite at {entry_names(problem.inputs)[k]}"
     return OracleVerdict(FD_REVERSE, "fail", message, metrics, comp.worst(only_bad=True))
 
@@ -254,13 +300,13 @@ def check_dot(problem: DiffProblem, directions: Sequence[Values], cotangent: Val
     grads = _vjps(problem, cotangents, _per_direction(ad_gradient, len(directions)))
     rev, fwd, weights, scales = [], [], [], []
     for i, v in enumerate(directions):
-        w, g = _flat(problem.outputs, cotangents[i], "cotangent"), grads[i]
-        vf = _flat(problem.inputs, v, "direction")
-        jv = _ad_jvp(problem, v) if ad_results is None else _flat(problem.outputs, ad_results[i], "jvp result")
-        fwd.append(float(w @ jv))
-        rev.append(float(g @ vf))
-        weights.append(float(np.linalg.norm(w) + np.linalg.norm(vf)))   # both sides carry AD error
-        scales.append(max(dot_scale(w, jv), dot_scale(g, vf)))
+        w, g = _parts(problem.outputs, cotangents[i], "cotangent"), grads[i]
+        vf = _parts(problem.inputs, v, "direction")
+        jv = _parts(problem.outputs, _ad_jvp_values(problem, v) if ad_results is None else ad_results[i], "jvp result")
+        fwd.append(_dot(w, jv))
+        rev.append(_dot(g, vf))
+        weights.append(_norm(w) + _norm(vf))   # both sides carry AD error
+        scales.append(max(_scale(w, jv), _scale(g, vf)))
     comp = compare_dots(rev, fwd, weight_norms=weights, scales=scales, tol=tol,
                         names=[f"dir {i}" for i in range(len(directions))])
     metrics = {**comp.metrics(), "directions": len(directions), "rtol": tol.rtol, "atol": tol.atol}
@@ -287,10 +333,21 @@ def _zero_names(vectors: Sequence[Values | np.ndarray], names: Sequence[str] | N
     return Names([(int(np.size(first)), lambda i: f"[{i}]")])
 
 
-def _flat_any(x: Values | np.ndarray) -> np.ndarray:
+def _parts_any(x: Values | np.ndarray) -> list:
+    """A vector as 1-d parts: a dict's values in its order, or one array."""
     if isinstance(x, Mapping):
-        return _flat(_vars_of(x), x, "vector")
-    return f64(x).reshape(-1)
+        xp = xp_of(*x.values())
+        return [f64(v, xp).reshape(-1) for v in x.values()]
+    return [f64(x).reshape(-1)]
+
+
+def _lined_up(a: list, f: list) -> tuple[list, list]:
+    """AD and FD parts that line up entry by entry: as they are when they split alike, else each
+    concatenated into one."""
+    if [p.size for p in a] == [p.size for p in f]:
+        return a, f
+    join = lambda parts: [xp_of(*parts).concatenate(parts)] if parts else parts   # noqa: E731
+    return join(a), join(f)
 
 
 def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[Values | np.ndarray], *,
@@ -313,22 +370,32 @@ def check_zero(ad_vectors: Sequence[Values | np.ndarray], fd_vectors: Sequence[V
     fd_stats = _FdStats()
     if not aligned:
         for f in fd_vectors:
-            fd_stats.add(_flat_any(f))
+            for part in _parts_any(f):
+                fd_stats.add(part)
     max_ad, all_zero, nonfinite = 0.0, True, None
-    for i, a in enumerate(ad_vectors):
-        a = _flat_any(a)
-        xp = xp_of(a)
-        bad = ~xp.isfinite(a)
+    for i, a_vector in enumerate(ad_vectors):
+        a_parts = _parts_any(a_vector)
+        f_parts = [None] * len(a_parts)
         if aligned:
-            f = _flat_any(fd_vectors[i])
-            fd_stats.add(f)
-            # A NaN that the primal itself produces is not an AD bug: only flag where FD is finite.
-            bad &= xp.isfinite(f)
-        if nonfinite is None and bool(bad.any()) and (aligned or fd_stats.all_finite):
-            k = first_true(bad)
-            nonfinite = (i, entry[k], float(a[k]), int(bad.sum()))
-        max_ad = max(max_ad, finite_max_abs(a))
-        all_zero = all_zero and not bool(a.any())
+            a_parts, f_parts = _lined_up(a_parts, _parts_any(fd_vectors[i]))
+        at, count, first = 0, 0, None
+        for a, f in zip(a_parts, f_parts):
+            xp = xp_of(a)
+            bad = ~xp.isfinite(a)
+            if f is not None:
+                fd_stats.add(f)
+                # A NaN that the primal itself produces is not an AD bug: only flag where FD is finite.
+                bad &= xp.isfinite(f)
+            n_bad = int(bad.sum())
+            if n_bad and first is None:
+                k = first_true(bad)
+                first = (at + k, float(a[k]))
+            count += n_bad
+            at += int(a.size)
+            max_ad = max(max_ad, finite_max_abs(a))
+            all_zero = all_zero and not bool(a.any())
+        if nonfinite is None and count and (aligned or fd_stats.all_finite):
+            nonfinite = (i, entry[first[0]], first[1], count)
     metrics = {"max_abs_ad": max_ad, "max_abs_fd": fd_stats.max_abs}
     if nonfinite is not None:
         i, name, value, count = nonfinite
@@ -424,7 +491,7 @@ def _zero_per_argument(ws: _Workspace, mode: str, k: int, tol: Tolerance,
                 hit = _trivial(ad, [("zero", xp.zeros_like(ad)), ("pass-through", through)], problem.dtype)
                 if hit is None:
                     break
-                comp = compare_vectors(hit[1], fd_flat, tol, names, blocks=blocks)
+                comp = compare_in_pieces(hit[1], fd_flat, tol, names, blocks=blocks, into=Comparisons())
                 ratio, fd_max = max(ratio, comp.worst_ratio), max(fd_max, float(abs(fd_flat - hit[1]).max()))
             else:
                 g = _flat([var], ws.vjp(i), "vjp result")
@@ -582,37 +649,43 @@ class _Workspace:
     def vjp(self, i: int) -> Values:
         return self._memo(("vjp", i), lambda: _ad_vjp_values(self.problem, self.cotangents[i]))
 
-    def jvp_flat(self, i: int) -> np.ndarray:
-        return _flat(self.problem.outputs, self.jvp(i), "jvp result")
+    def jvp_parts(self, i: int) -> dict:
+        """J v of direction i as {output: 1-d array}, in state order (what the zero guard lines up)."""
+        return dict(zip((o.name for o in self.problem.outputs), _parts(self.problem.outputs, self.jvp(i), "jvp result")))
 
-    def vjp_flat(self, i: int) -> np.ndarray:
-        return _flat(self.problem.inputs, self.vjp(i), "vjp result")
+    def vjp_parts(self, i: int) -> dict:
+        return dict(zip((v.name for v in self.problem.inputs), _parts(self.problem.inputs, self.vjp(i), "vjp result")))
 
     def add_directions(self, k: int, rng: np.random.Generator) -> None:
         self.directions.extend(make_directions(self.problem, k, rng))
         self.cotangents.extend(make_cotangent(self.problem, rng) for _ in range(k))
 
-    def _difference(self, i: int, h) -> np.ndarray:
-        d = central_difference(self.problem, self.base, self.directions[i], h)
-        return _flat(self.problem.outputs, d, "finite differences")
+    def _difference(self, i: int, h) -> dict:
+        return central_difference(self.problem, self.base, self.directions[i], h)
 
-    def central(self, i: int) -> np.ndarray:
+    def central(self, i: int) -> dict:
         if i < self.keep:
             return self._memo(("central", i), lambda: self._difference(i, self.h(i)))
         return self._difference(i, self.h(i))
 
-    def estimate(self, method: str, i: int) -> np.ndarray:
+    def estimate(self, method: str, i: int) -> dict:
         """'central': D(h); 'richardson': (4 D(h/2) - D(h)) / 3; 'large-step': Richardson at
-        LARGE_STEP; flat over the outputs."""
+        LARGE_STEP; by output."""
         if method == "central":
             return self.central(i)
         h = self.h(i, method)
         coarse = self.central(i) if method == "richardson" else self._difference(i, h)
         fine = self._difference(i, halved(h))
-        fine *= 4.0                    # (4 D(h/2) - D(h)) / 3, in place: fine is this call's own
-        fine -= coarse
-        fine /= 3.0
+        for k, d in fine.items():      # (4 D(h/2) - D(h)) / 3, in place: fine is this call's own
+            d *= 4.0
+            d -= coarse[k]
+            d /= 3.0
         return fine
+
+    def forget_estimates(self) -> None:
+        """After the zero guard nothing reads the central estimates again: free them for the dot test."""
+        for key in [k for k in self._cache if k[0] == "central"]:
+            del self._cache[key]
 
     def estimates(self, method: str, count: int) -> Sequence:
         """The first `count` directions' estimates, each computed when read."""
@@ -638,11 +711,16 @@ def _check_fd(ws: _Workspace, mode: str, method: str, count: int, tol: Tolerance
 def _fd_spread(ws: _Workspace, count: int, tol: Tolerance) -> float:
     """How far the FD estimates move between the smallest and the largest step, in tolerances:
     below 1 the reference is trustworthy and a mismatch is the derivative's fault."""
-    names, blocks = entry_names(ws.problem.outputs), _blocks(ws.problem.outputs)
+    outputs = ws.problem.outputs
+    names, blocks = entry_names(outputs), _blocks(outputs)
     ratios = []
     for i in range(count):
-        small, large = ws.estimate("central", i), ws.estimate("large-step", i)
-        ratios.append(compare_vectors(small, large, tol, names, blocks=blocks).worst_ratio)
+        small = _parts(outputs, ws.estimate("central", i), "finite differences")
+        large = _parts(outputs, ws.estimate("large-step", i), "finite differences")
+        comp = Comparisons()
+        for (start, stop), a, b in zip(blocks, small, large):
+            compare_in_pieces(a, b, tol, names.window(start, stop - start), into=comp)
+        ratios.append(comp.worst_ratio)
         del small, large
     return max(ratios, default=0.0)
 
@@ -804,13 +882,13 @@ def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2
 
     if zero_guard:
         if mode == "forward":
-            zero = check_zero(_Lazy(count, ws.jvp_flat), refs, rtol=tol.rtol, atol=tol.atol,
+            zero = check_zero(_Lazy(count, ws.jvp_parts), refs, rtol=tol.rtol, atol=tol.atol,
                               names=entry_names(problem.outputs), aligned=True)
         else:
             dots = np.array(_reverse_dots(problem, refs, ws.cotangents[:count]))
             # <J^T w, v> sums n_in terms of a unit-variance direction: atol grows like sqrt(n_in).
             n_in = sum(map(_size, problem.inputs))
-            zero = check_zero(_Lazy(count, ws.vjp_flat), [dots], rtol=tol.rtol,
+            zero = check_zero(_Lazy(count, ws.vjp_parts), [dots], rtol=tol.rtol,
                               atol=tol.atol * math.sqrt(n_in), names=entry_names(problem.inputs), aligned=False)
         # Per argument only when the FD reference is trustworthy: finite, and stable across step sizes.
         if zero.verdict == "pass" and fd_verdict.verdict == "fail" and not fd_verdict.metrics.get("fd_nonfinite") \
@@ -819,6 +897,7 @@ def run_gradient_oracles(problem: DiffProblem, mode: str, *, directions: int = 2
         verdicts.append(zero)
 
     if dot:
+        ws.forget_estimates()
         verdicts.append(_dot_oracle(ws, mode, k, tol, fd_verdict, localize_max_size, localize_max_columns))
     return verdicts
 

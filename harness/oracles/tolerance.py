@@ -298,6 +298,49 @@ def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: Sequ
     return Comparison(ad, ref, tol.atol + tol.rtol * scale, scale, tol.rtol, names, labels)
 
 
+# Entries per piece of a long comparison: each piece's few temporaries (error, tolerance, ratio,
+# ...) are 32 MB of float64 however long the state, and are freed before the next piece.
+PIECE = 1 << 22
+
+
+def _block_rms(part, xp, piece: int) -> float | None:
+    """rms over the finite entries of `part`, None when there are none; summed piece by piece
+    (one piece when it fits, so a short block sums exactly as compare_vectors does)."""
+    total, count = 0.0, 0
+    for a in range(0, part.size, piece):
+        chunk = part[a:a + piece]
+        ok = xp.isfinite(chunk)
+        n = int(xp.count_nonzero(ok))
+        if n:
+            squares = xp.where(ok, chunk, 0.0)
+            squares *= squares
+            total += float(squares.sum())
+            count += n
+    return math.sqrt(total / count) if count else None
+
+
+def compare_in_pieces(ad, ref, tol: Tolerance, names: Sequence[str], *, into: Comparisons,
+                      blocks: list[tuple[int, int]] | None = None, label: str = "", piece: int | None = None) -> Comparisons:
+    """compare_vectors' rule (rms per block), compared piece by piece into `into`: the same verdict
+    and report, with the temporaries of one piece alive at a time."""
+    xp = xp_of(ad, ref)
+    ad = f64(ad, xp).reshape(-1)
+    ref = f64(ref, xp).reshape(-1)
+    if ad.shape != ref.shape:
+        raise ValueError(f"cannot compare vectors of {ad.size} and {ref.size} entries")
+    names, piece = Names.of(names), piece or PIECE
+    for start, stop in (blocks or [(0, ref.size)]):
+        rms_ = _block_rms(ref[start:stop], xp, piece)
+        for a in range(start, stop, piece):
+            b = min(a + piece, stop)
+            scale = xp.abs(ref[a:b])
+            if rms_ is not None:
+                scale += rms_
+            into.add(Comparison(ad[a:b], ref[a:b], tol.atol + tol.rtol * scale, scale, tol.rtol,
+                                names.window(a, b - a), Names.repeated(label, b - a)))
+    return into
+
+
 def dot_tolerance(a: float, b: float, *, weight_norm: float, scale: float, tol: Tolerance) -> float:
     """Tolerance for two estimates a, b of one sum over a state of n entries:
 
