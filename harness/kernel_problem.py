@@ -58,6 +58,7 @@ def array_module(backend):
 class KernelProblem:
     """F: initial differentiable state -> final differentiable state, for one launch."""
     writes_seeds = False      # shadows are built from a seed, never the seed itself: no copy needed
+    fresh_results = True      # every call returns arrays of its own launch, held by no one else
 
     def __init__(self, engine: Engine, kernel, config: LaunchConfig, args: list[HostArg],
                  uploads: dict | None = None):
@@ -90,19 +91,12 @@ class KernelProblem:
         self._pristine = self._upload(uploads if uploads is not None else {})
 
     def _upload(self, pristine: dict) -> dict:
-        """Each host allocation on the device once, in its own dtype and (floats) in float64 for
-        finite differences, in layouts.device_view's `roots` form. Never launched on: every launch
-        works on device copies of these (`_fresh_roots`)."""
+        """Each host allocation on the device once, in its own dtype, in layouts.device_view's
+        `roots` form. Never launched on: every launch works on device copies of these
+        (`_fresh_roots`), widened to float64 on the device where finite differences need it."""
         for a in self.args:
-            if a.spec.kind != "array" or element_layout(a.value) is None:
-                continue
-            native = np.dtype(a.value.dtype)
-            device_view(self.backend, a.value, pristine, native)
-            if _float(native) and native != np.float64:     # widened on the device, not on the host
-                root, wide = root_of(a.value), pristine.setdefault(np.dtype(np.float64).str, [])
-                if not any(r is root for r, _ in wide):
-                    flat = next(f for r, f in pristine[native.str] if r is root)
-                    wide.append((root, flat.astype(self.xp.float64)))
+            if a.spec.kind == "array" and element_layout(a.value) is not None:
+                device_view(self.backend, a.value, pristine, a.value.dtype)
         return pristine
 
     def _check_memory(self):
@@ -132,8 +126,8 @@ class KernelProblem:
             dtype = np.dtype(dtype)
             root, shared = root_of(host), fresh.setdefault(dtype.str, [])
             if not any(r is root for r, _ in shared):
-                flat = next(f for r, f in self._pristine[dtype.str] if r is root)
-                shared.append((root, flat.copy()))
+                flat = next(f for r, f in self._pristine[np.dtype(host.dtype).str] if r is root)
+                shared.append((root, flat.copy() if dtype == flat.dtype else flat.astype(dtype)))
         return fresh
 
     def _device_values(self, overrides: dict | None = None, as_float64: bool = False) -> list:
@@ -161,7 +155,8 @@ class KernelProblem:
         return values
 
     def _finals(self, values) -> dict:
-        return {a.spec.name: v.astype(self.xp.float64)
+        # the launch's own arrays, no one else's: float64 ones are handed over as they are
+        return {a.spec.name: f64(v, self.xp)
                 for a, v in zip(self.args, values) if a.spec.activity != "const" and a.spec.kind == "array"}
 
     def _shadow(self, a: HostArg, seed):
@@ -213,7 +208,8 @@ class KernelProblem:
     def _initial(self, a: HostArg):
         """An argument's initial value, float64, in the backend's module: a copy of its upload."""
         if a.spec.kind == "array":
-            return device_view(self.backend, a.value, self._pristine, np.float64).astype(self.xp.float64)
+            fresh = self._fresh_roots([(a.value, np.float64)])
+            return device_view(self.backend, a.value, fresh, np.float64).astype(self.xp.float64, copy=False)
         return self.xp.asarray(a.value, dtype=self.xp.float64)
 
     def primal64(self, state: dict) -> dict:

@@ -42,12 +42,14 @@ class LaunchLog:
     """A DiffProblem that forwards to `problem` and keeps what its derivative launches returned.
 
     `primal_reference`: the primal arrays a primal launch leaves (a relation's variant passes its
-    parent's); None launches the primal once, at the first derivative launch."""
+    parent's); None launches the primal once, at the first derivative launch. `history_modes`:
+    the modes whose first results are kept for the relations (a run's own mode is enough)."""
 
-    def __init__(self, problem, primal_reference: dict | None = None):
+    def __init__(self, problem, primal_reference: dict | None = None, history_modes=("forward", "reverse")):
         self.problem = problem
         self.xp = getattr(problem, "xp", None)
         self.writes_seeds = getattr(problem, "writes_seeds", True)
+        self.fresh_results = getattr(problem, "fresh_results", False)
         self.inputs, self.outputs, self.dtype = problem.inputs, problem.outputs, problem.dtype
         self.fd_precision = getattr(problem, "fd_precision", None)
         self.width = getattr(problem, "width", 1)
@@ -57,6 +59,7 @@ class LaunchLog:
         self.latest: dict[str, object] = {}                  # mode -> its latest LaunchResult
         self.last = None                                     # the latest LaunchResult of any mode
         self.history: list[tuple[str, dict, dict]] = []      # (mode, seed, lane-0 result), the first of each mode
+        self.history_modes = tuple(history_modes)            # only those a relation will read: memory
 
     # ------------------------------------------------------------------ the DiffProblem protocol
     def base_point(self) -> dict:
@@ -87,6 +90,6 @@ class LaunchLog:
             err = primal_state_error(launch.primal_finals, self.primal_reference(), skip=no_need)
             self.primal_state_error = max(self.primal_state_error, err)
         self.lane_error = max(self.lane_error, lane_error(launch.lanes))
-        if sum(m == launch.mode for m, _, _ in self.history) < HISTORY:
+        if launch.mode in self.history_modes and sum(m == launch.mode for m, _, _ in self.history) < HISTORY:
             self.history.append((launch.mode, launch.given, launch.result))
         return launch

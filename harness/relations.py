@@ -39,7 +39,7 @@ from .inputs import HostArg
 from .kernel_problem import KernelProblem
 from .layouts import self_overlap
 from .model import ArraySpec, OracleVerdict, WorstEntry
-from .oracles.arrays import f64, finite_max_abs, top_indices, xp_of
+from .oracles.arrays import f64, finite_max_abs, top_indices, xp_of, xp_of_problem
 from .oracles.fd import copy_values, make_cotangent, make_directions
 from .oracles.names import array_entry_names
 
@@ -157,6 +157,11 @@ class _Relations:
             if second is not None:
                 setattr(self, slot + "2", second[0])
                 self._ref2 = second[1]
+        # A forward run never reads its cotangents, a reverse run its directions: drawn (the seed's
+        # stream stays the same), then dropped, so no state-sized arrays are held for nothing.
+        unused = ("w", "w2") if mode == "forward" else ("v", "v2")
+        for name in unused:
+            setattr(self, name, {})
 
     def reference(self) -> dict:
         """The run's own activities along (v, w): what every variant is compared with."""
@@ -269,9 +274,11 @@ class _Relations:
                                     "array": ArraySpec((1,), dtype)}
             values[a.spec.name] = np.array([a.value], dtype=dtype)
         variant = _variant(self.p, changes, kernel=kernel, values=values)
-        xp = xp_of(*self.v.values())
-        v = {**self.v, **{n: f64(self.v[n], xp).reshape((1,)) for n in names}}
-        w = {**self.w, **{n: xp.zeros(1) for n in names}}     # the buffer's cotangent: none from outside
+        xp = xp_of_problem(self.p)
+        if self.mode == "forward":
+            v, w = {**self.v, **{n: f64(self.v[n], xp).reshape((1,)) for n in names}}, {}
+        else:                                                  # the buffer's cotangent: none from outside
+            v, w = {}, {**self.w, **{n: xp.zeros(1) for n in names}}
         got = _evaluate(variant, self.mode, v, w)
         where = "tangents" if self.mode == "forward" else "adjoints"
         return _verdict("rel-active", f"Active {', '.join(names)} vs one-element Duplicated buffer(s), {where}",

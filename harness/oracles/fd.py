@@ -124,8 +124,10 @@ def largest_step(steps: Steps | float) -> float:
 
 def _evaluate(problem: DiffProblem, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     result = problem.primal64(state)
-    # Copy before the next launch: a problem may hand back buffers it reuses.
-    return {o.name: f64_copy(result[o.name]).reshape(o.shape) for o in problem.outputs if o.name in result}
+    # Copy before the next launch: a problem may hand back buffers it reuses (or the state itself),
+    # unless it says each result is its launch's own (`fresh_results`, KernelProblem).
+    copy = f64 if getattr(problem, "fresh_results", False) is True else f64_copy
+    return {o.name: copy(result[o.name]).reshape(o.shape) for o in problem.outputs if o.name in result}
 
 
 def central_difference(problem: DiffProblem, base: dict[str, np.ndarray], v: dict[str, np.ndarray],

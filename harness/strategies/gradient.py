@@ -20,7 +20,7 @@ class Gradient:
         from ..oracles import run_gradient_oracles
         case, mode = ctx.case, ctx.mode
         problem = KernelProblem(ctx.engine, ctx.kernel, ctx.config, ctx.args)
-        log = LaunchLog(problem)                  # what the oracles' derivative launches returned
+        log = LaunchLog(problem, history_modes=(mode,))   # what the oracles' derivative launches returned
         check = GradientCheck.from_check(case.check)
         chosen = chosen_shadows(ctx.args)
         with ctx.timed("oracles_s"):
