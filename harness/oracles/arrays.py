@@ -91,7 +91,9 @@ def standard_normal(rng: np.random.Generator, shape, xp=np):
     if xp is np:
         return np.asarray(rng.standard_normal(shape), dtype=np.float64)
     seed = int(rng.integers(0, 2 ** 32))
-    return xp.random.RandomState(seed).standard_normal(size=shape, dtype=xp.float64)
+    shape = tuple(shape)
+    draws = xp.random.RandomState(seed).standard_normal(size=shape or (1,), dtype=xp.float64)
+    return draws.reshape(shape)                       # an Active scalar's draw is a 0-d array
 
 
 def to_host(a) -> np.ndarray:
