@@ -126,9 +126,9 @@ def test_oracle_memory_is_a_few_states_whatever_the_refinement(mode, problem_typ
 
 def test_oracle_scaling_times_a_case_through_the_runner(launching_backend):
     """`harness bench --oracle-scaling` (on the GPU) measures the path users take: here on the
-    simulator at 2^7, every split present and the kernel launches counted."""
+    simulator at 2^6, every split present and the kernel launches counted."""
     from harness.bench.run import chart, oracle_scaling
-    rows = oracle_scaling(ROOT, [7], launching_backend.name)
+    rows = oracle_scaling(ROOT, [6], launching_backend.name)
     assert [(r["run"], r["state"]) for r in rows] == [("forward", "PASS"), ("reverse", "PASS")]
     for row in rows:
         assert {"setup_s", "oracles_s", "relations_s"} <= set(row["timings"])
