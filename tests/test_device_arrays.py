@@ -136,3 +136,26 @@ def test_oracle_scaling_times_a_case_through_the_runner(launching_backend):
     names = [entry["name"] for entry in chart({"oracle_scaling": rows})]
     assert any(name.endswith("forward, oracles") for name in names)
     assert any("kernel launches" in name for name in names)
+
+
+def test_a_comparison_in_pieces_reports_what_one_comparison_reports():
+    """compare_in_pieces (bounded temporaries) against compare_vectors (one pass): the same metrics,
+    the same worst entries and the same first worst entry, with blocks and ties across pieces."""
+    from harness.oracles.names import array_entry_names, Names
+    from harness.oracles.tolerance import Comparisons, Tolerance, compare_in_pieces, compare_vectors
+    rng = np.random.default_rng(3)
+    ref = rng.standard_normal(200)
+    ad = ref + 1e-7 * rng.standard_normal(200)
+    ad[[5, 17, 18, 150]] += [1.0, -2.0, 2.0, 1.0]          # a tie (17, 18) and two equal errors
+    ad[60] = np.nan
+    names = Names.concat([array_entry_names("a", (120,)), array_entry_names("b", (80,))])
+    tol = Tolerance(1e-3, 1e-6)
+    whole = compare_vectors(ad, ref, tol, names, blocks=[(0, 120), (120, 200)], label="d")
+    pieces = Comparisons()
+    for start, stop in [(0, 120), (120, 200)]:
+        compare_in_pieces(ad[start:stop], ref[start:stop], tol, names.window(start, stop - start), label="d",
+                          into=pieces, piece=7)
+    assert pieces.metrics() == pytest.approx(whole.metrics(), nan_ok=True)
+    for only_bad in (False, True):
+        assert list(map(repr, pieces.worst(only_bad=only_bad))) == list(map(repr, whole.worst(only_bad=only_bad)))
+    assert pieces.top.name == whole.names[whole.worst_index()] == "a[60]"         # the NaN entry

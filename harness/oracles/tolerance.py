@@ -299,8 +299,8 @@ def compare_vectors(ad: np.ndarray, ref: np.ndarray, tol: Tolerance, names: Sequ
 
 
 # Entries per piece of a long comparison: each piece's few temporaries (error, tolerance, ratio,
-# ...) are 32 MB of float64 however long the state, and are freed before the next piece.
-PIECE = 1 << 22
+# ...) are 128 MB of float64 however long the state, and are freed before the next piece.
+PIECE = 1 << 24
 
 
 def _block_rms(part, xp, piece: int) -> float | None:
