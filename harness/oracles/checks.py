@@ -20,7 +20,7 @@ from harness.errors import UnsupportedError
 from harness.model import OracleVerdict, WorstEntry
 from harness.oracles.fd import (
     argument_steps, base_state, central_difference, copy_values, halved, largest_step,
-    make_cotangent, make_directions, relative_steps, richardson, step_size,
+    make_cotangent, make_directions, relative_steps, step_size,
 )
 from harness.oracles.arrays import all_finite, any_nonzero, f64, finite_max_abs, first_true, xp_of, xp_of_problem
 from harness.oracles.names import Names
