@@ -171,7 +171,7 @@ class KernelProblem:
         return out
 
     def _annotate(self, values, shadows: dict, mode: str) -> list:
-        """Wrap every value in its activity; shadows[name] is a list of per-lane host values."""
+        """Wrap every value in its activity; shadows[name] is a list of per-lane values (any module)."""
         out = []
         for a, v in zip(self.args, values):
             act = a.spec.activity
