@@ -10,6 +10,11 @@ size is a multiple of 32 (a block-uniform choice: the simulator's shuffles are b
 other blocks take the plain butterfly, which skips the lanes their last warp lacks. The masks name
 the lanes that exist rather than `activemask()`, which may name fewer where a warp has not
 reconverged after a branch.
+
+The block stage is the expensive part at scale (measured on an H200 with
+benchmarks/stage_costs.py, Horner with four Duplicated coefficients at 2^26: 0.42 ms without the
+reduction, 0.45 ms with the warp stage alone, 1.14 ms when four threads then added up the block's
+warp sums one after another), so warp 0 sums them in parallel, with the same reduce-scatter.
 """
 from __future__ import annotations
 
@@ -20,7 +25,8 @@ OFFSETS = (16, 8, 4, 2, 1)
 
 def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, str, str]] = ()):
     """Sum each Active scalar's per-thread adjoint and each uniform-index register over the launch.
-    All sums share one barrier, and thread k finishes sum k, so several cost little more than one."""
+    All sums share one barrier; warp 0 then reduce-scatters the warps' sums the same way and lane
+    k * stride adds sum k (blocks of other sizes: thread k adds up sum k over the warps); one atomic statement per sum."""
     out = em.prefix + "active_out"
     sums = [(f"float64({em.d(a, j)})", out, str(k * em.sig.width + j))
             for k, a in enumerate(actives) for j in em.lanes()]
@@ -33,13 +39,16 @@ def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, s
     if slots:
         em.line("_blin = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)")
     names = [f"_v{k}" for k in range(len(sums))]
+    groups = [(first, names[first:first + 32]) for first in range(0, len(names), 32)]
     for name, (value, _, _) in zip(names, sums):
         em.line(f"{name} = {value}")
     em.line("if _nthreads % 32 == 0:")
     em.depth += 1
     em.line("_m = uint32(0xFFFFFFFF)")
-    for first in range(0, len(names), 32):
-        warp_reduce_scatter(em, names[first:first + 32], first)
+    for first, group in groups:
+        held, stride = warp_reduce_scatter(em, group)
+        em.line(f"if cuda.laneid % {stride} == 0 and cuda.laneid // {stride} < {len(group)}:")
+        em.line(f"    _red[{first} + cuda.laneid // {stride}, _tlin // 32] = {held}")
     em.depth -= 1
     em.line("else:")
     em.depth += 1
@@ -51,17 +60,31 @@ def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, s
         em.line(f"    _red[{k}, _tlin // 32] = {name}")
     em.depth -= 1
     em.line("cuda.syncthreads()")
+    em.line("_full = _nthreads % 32 == 0")
+    em.line("if _full and _tlin < 32:   # warp 0 sums the warps' sums, lane w holding warp w's")
+    em.depth += 1
+    for k, name in enumerate(names):
+        em.line(f"{name} = _red[{k}, _tlin] if _tlin < _nthreads // 32 else float64(0.0)")
+    strides = {}
+    for first, group in groups:
+        held, strides[first] = warp_reduce_scatter(em, group)
+    em.depth -= 1
+    # one atomic statement per sum: its writer is lane k * stride of warp 0 in a full block,
+    # thread k (which adds the warps' sums up itself) in a block of another size
     for k, (_, target, index) in enumerate(sums):
-        em.line("if _tlin == 0:" if k == 0 else f"if _tlin == {k} % _nthreads:   # blocks may be smaller")
-        em.line("    _s = float64(0.0)")
-        em.line("    for _w in range((_nthreads + 31) // 32):")
-        em.line(f"        _s += _red[{k}, _w]")
-        em.line("    " + em.emitters["block-sum"](em, target, index, "_s"))
+        first = k - k % 32
+        held = names[first]
+        em.line(f"if _tlin == ({(k - first) * strides[first]} if _full else {k} % _nthreads):")
+        em.line("    if not _full:")
+        em.line(f"        {held} = float64(0.0)")
+        em.line("        for _w in range((_nthreads + 31) // 32):")
+        em.line(f"            {held} += _red[{k}, _w]")
+        em.line("    " + em.emitters["block-sum"](em, target, index, held))
 
 
-def warp_reduce_scatter(em: EmitState, group: list[str], first: int):
-    """Reduce up to 32 sums over a full warp; sum k of the group lands in lane k * stride and is
-    written to the block's row first + k."""
+def warp_reduce_scatter(em: EmitState, group: list[str]) -> tuple[str, int]:
+    """Reduce up to 32 sums over a full warp (mask `_m`). Returns the register holding each lane's
+    sum and the stride: sum k of the group ends in lanes k * stride .. k * stride + stride - 1."""
     width = 1
     while width < len(group):
         width *= 2
@@ -76,9 +99,7 @@ def warp_reduce_scatter(em: EmitState, group: list[str], first: int):
             em.line(f"_o = cuda.shfl_xor_sync(_m, {lo} if _hi else {hi}, {off})")
             em.line(f"{lo} = ({hi} if _hi else {lo}) + _o")
         held = held[:half]
-    stride = 32 // width
-    em.line(f"if cuda.laneid % {stride} == 0 and cuda.laneid // {stride} < {len(group)}:")
-    em.line(f"    _red[{first} + cuda.laneid // {stride}, _tlin // 32] = {held[0]}")
+    return held[0], 32 // width
 
 
 def warp_butterfly_partial(em: EmitState, name: str):
