@@ -1,12 +1,23 @@
-"""Emitting loops: the plain loop (forward kernels, primal replays), the taped forward sweep of a
-reverse kernel, and the reverse loop that restores each iteration from the tape, replays the body
+"""Emitting loops: the plain loop (forward kernels, primal replays), the forward sweep of a reverse
+kernel, and the reverse loop that rebuilds each iteration's entry registers, replays the body
 without its stores and runs the body's adjoint. Functions over the emit state (emit_state.py).
+
+The reverse sweep rebuilds iteration r's loop-carried registers in one of two ways:
+- recomputed: a loop that only computes registers (`recomputes`) keeps a register copy of its
+  entry state, and for r < recompute_limit replays iterations 0..r-1 from it. O(limit^2) register
+  arithmetic and no memory traffic, where the tape costs a local-memory (DRAM) write and read of
+  every register in every iteration;
+- taped: otherwise, from the per-thread tape in local memory the forward sweep wrote (tape_size
+  entries; a thread whose loop runs longer sets the overflow flag).
+A recomputable loop that runs past recompute_limit iterations uses both: its first iterations are
+recomputed, the later ones taped, so the replay cost stays bounded by the limit.
 """
 from __future__ import annotations
 
 from . import emit_parallel, emit_primal, emit_reverse
+from .analysis import SHUFFLES
 from .emit_state import EmitState
-from .ir import Alloc, Assign, Atomic, If, Loop, Store, walk
+from .ir import Alloc, Assign, Atomic, Barrier, If, Load, Loop, Nested, Prim, Store, walk
 from .syntax import atom
 from .types import is_float
 
@@ -51,23 +62,57 @@ def tape_name(em: EmitState, name: str) -> str:
     return f"_tape_{name.lstrip('_')}"
 
 
-def taped(em: EmitState, s: Loop) -> list[str]:
-    """Values the reverse sweep restores per iteration: the registers and the taped loads."""
-    return [r for r, _ in s.carried] + sorted(s.taped_loads)
+def entry_name(em: EmitState, name: str) -> str:
+    return f"_entry_{name.lstrip('_')}"
+
+
+def registers(s: Loop) -> list[str]:
+    return [r for r, _ in s.carried]
+
+
+def recomputes(em: EmitState, s: Loop) -> bool:
+    """Whether the reverse sweep rebuilds this loop's first iterations by replaying them from its
+    entry registers. The replay must see what the forward sweep saw, so the header and body may
+    only compute registers: no stores or atomics (a replay skips them), no loads of an array the
+    kernel writes (memory holds its final values by then), no barriers, no shuffles (the other
+    lanes would have to replay in step), no allocations or device-side autodiff. Nested loops
+    count with their bodies. Anything else is taped as before."""
+    if em.recompute_limit <= 0:
+        return False
+    written = {t.array for t in walk(em.ir.body) if isinstance(t, (Store, Atomic))}
+    for t in walk(list(s.header) + list(s.body)):
+        if isinstance(t, (Store, Atomic, Barrier, Alloc, Nested)):
+            return False
+        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in written:
+            return False
+        if isinstance(t, Assign) and isinstance(t.expr, Prim) and t.expr.op in SHUFFLES:
+            return False
+    return True
+
+
+def tapes_registers(em: EmitState, s: Loop) -> bool:
+    """Whether some iteration's registers go on the tape (a recomputed loop whose limit covers the
+    whole tape never writes it)."""
+    return bool(s.carried) and not (recomputes(em, s) and em.recompute_limit >= em.tape_size)
 
 
 def tape_declarations(em: EmitState, stmts):
     for s in walk(stmts):
         if isinstance(s, Loop):
-            for name in taped(em, s):
+            names = (registers(s) if tapes_registers(em, s) else []) + sorted(s.taped_loads)
+            for name in names:
                 t = em.ir.types.get(name, "int64")
                 dtype = t if is_float(t) else "int64"
                 em.line(f"{tape_name(em, name)} = cuda.local.array({em.tape_size}, {dtype})")
 
 
 def loop_sweep(em: EmitState, s: Loop, stores: bool):
-    """The loop run forward in a reverse kernel, recording each iteration on the tape."""
+    """The loop run forward in a reverse kernel, recording each iteration on the tape (or, for a
+    recomputed loop, its entry registers once and the iterations past the limit on the tape)."""
     n = f"_n{s.id}"
+    if recomputes(em, s):
+        for name in registers(s):
+            em.line(f"{entry_name(em, name)} = {name}")
     em.line(f"{n} = 0")
     loop_head(em, s)
     em.depth += 1
@@ -75,18 +120,83 @@ def loop_sweep(em: EmitState, s: Loop, stores: bool):
         replay_block(em, s.header, None, stores, record=n, loop=s)
         em.line(f"if not {atom(s.cond)}:")
         em.line("    break")
-    em.line(f"if {n} < {em.tape_size}:")
-    em.depth += 1
-    for name in [r for r, _ in s.carried]:
-        em.line(f"{tape_name(em, name)}[{n}] = {name}")
-    em.line("pass")
-    em.depth -= 1
-    em.line("else:")
-    em.line(f"    {em.prefix}tape_overflow[0] = {s.line}")
+    record_registers(em, s, n)
     replay_block(em, s.body, None, stores, record=n, loop=s)
     carry_moves(em, s, tangents=False)
     em.line(f"{n} += 1")
     em.depth -= 1
+
+
+def record_registers(em: EmitState, s: Loop, n: str):
+    """Iteration n's registers onto the tape, or the overflow flag past its end. The flag is the
+    same for both forms: the reverse sweep walks min(n, tape_size) iterations either way."""
+    overflow = f"{em.prefix}tape_overflow[0] = {s.line}"
+    if not recomputes(em, s):
+        em.line(f"if {n} < {em.tape_size}:")
+        em.depth += 1
+        for name in registers(s):
+            em.line(f"{tape_name(em, name)}[{n}] = {name}")
+        em.line("pass")
+        em.depth -= 1
+        em.line("else:")
+        em.line(f"    {overflow}")
+        return
+    em.line(f"if {n} >= {em.tape_size}:")
+    em.line(f"    {overflow}")
+    if tapes_registers(em, s):
+        em.line(f"elif {n} >= {em.recompute_limit}:       # earlier iterations are recomputed")
+        for name in registers(s):
+            em.line(f"    {tape_name(em, name)}[{n}] = {name}")
+
+
+def restore_registers(em: EmitState, s: Loop, index: str):
+    """The registers iteration `index` started with: recomputed below the limit, else taped."""
+    if not s.carried:
+        return
+    taped = tapes_registers(em, s)
+    if recomputes(em, s):
+        if taped:
+            em.line(f"if {index} < {em.recompute_limit}:       # recomputed from the entry registers")
+            em.depth += 1
+        rerun_iterations(em, s, index)
+        if not taped:
+            return
+        em.depth -= 1
+        em.line("else:")
+        em.depth += 1
+    for name in registers(s):
+        em.line(f"{name} = {tape_name(em, name)}[{index}]")
+    if recomputes(em, s):
+        em.depth -= 1
+
+
+def rerun_iterations(em: EmitState, s: Loop, count: str):
+    """Iterations 0..count-1 replayed from the loop's entry registers, exactly as the forward
+    sweep ran them (the same statements on the same values: the same results)."""
+    for name in registers(s):
+        em.line(f"{name} = {entry_name(em, name)}")
+    j = f"_j{s.id}"
+    em.line(f"for {j} in range({count}):")
+    em.depth += 1
+    if s.kind == "for":
+        em.line(f"{s.var} = {atom(s.start)} + {j} * {s.step}")
+    rerun_block(em, s.header)
+    rerun_block(em, s.body)
+    carry_moves(em, s, tangents=False)
+    em.depth -= 1
+
+
+def rerun_block(em: EmitState, stmts):
+    """A recomputed loop's statements as plain register code (`recomputes` admits nothing else);
+    a nested loop runs as written, it needs no tape here."""
+    for t in stmts:
+        if isinstance(t, Loop):
+            plain_loop(em, t, rerun_block, tangents=False)
+        elif isinstance(t, If):
+            emit_primal.emit_if(em, t, lambda: (rerun_block(em, t.body), emit_reverse.primal_phis(em, t.phis, 1)),
+                                lambda: (rerun_block(em, t.orelse), emit_reverse.primal_phis(em, t.phis, 2)))
+        else:
+            emit_primal.primal(em, t)
 
 
 def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | None = None, loop: Loop | None = None):
@@ -124,11 +234,10 @@ def reverse_loop(em: EmitState, s: Loop):
     n, r = f"_n{s.id}", f"_r{s.id}"
     em.line(f"for {r} in range(min({n}, {em.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
     em.depth += 1
+    tape = em.emitters["tape-index"](em, s)
+    restore_registers(em, s, tape)
     if s.kind == "for":
         em.line(f"{s.var} = {atom(s.start)} + {r} * {s.step}")
-    tape = em.emitters["tape-index"](em, s)
-    for name in [reg for reg, _ in s.carried]:
-        em.line(f"{name} = {tape_name(em, name)}[{tape}]")
     em.emitters["replay-iteration"](em, s, tape)
     carried = {reg for reg, _ in s.carried}
     local = sorted(v for v in em.varied if v in assigned_in(em, s) and v not in carried)

@@ -33,6 +33,7 @@ class EmitState:
     has_loops: bool                           # the kernel has a dynamic loop (so a tape)
     defined: set[str]                         # values the forward sweep has computed so far
     tape_size: int                            # iterations per dynamic loop the reverse sweep can replay
+    recompute_limit: int                      # iterations of an eligible loop rebuilt by replay (emit_loops.py)
     lines: list[str] = field(default_factory=list)
     depth: int = 1                            # indentation level of the next line
     nested_names: dict = field(default_factory=dict)      # id(ir.Nested) -> derivative function's name
@@ -53,7 +54,8 @@ class EmitState:
                    diff_arrays=differentiable_arrays(ir, sig.activity),
                    taped_loads={t for s in walk(ir.body) if isinstance(s, Loop) for t in s.taped_loads},
                    has_loops=any(isinstance(s, Loop) for s in walk(ir.body)),
-                   defined={p.name for p in ir.params if p.kind == "scalar"}, tape_size=sig.tape_size)
+                   defined={p.name for p in ir.params if p.kind == "scalar"}, tape_size=sig.tape_size,
+                   recompute_limit=sig.recompute_limit)
 
     # -- names
     def lanes(self):

@@ -71,6 +71,7 @@ class EngineOptions:
     fastmath: bool = False
     debug: bool = False
     tape_size: int = 64               # iterations of a dynamic loop the reverse sweep can replay
+    recompute_limit: int = 16         # iterations of an eligible loop rebuilt from its entry registers (emit_loops.py)
 
     @staticmethod
     def from_dict(d: dict | None, defaults: dict | None = None) -> "EngineOptions":
@@ -313,7 +314,8 @@ class Engine:
             sig = tuple(_numba_type(i) for i in infos)
             compiled = self.backend.compile(fn, sig, target)
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
-        st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options.tape_size),
+        st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options.tape_size,
+                                  self.options.recompute_limit),
                         verify_ir=self.verify_ir)
         ir, activity, sig, extrema, fname, source = st.ir, st.activity, st.sig, st.extrema, st.fname, st.source
         width = sig.width
