@@ -1,4 +1,6 @@
 """Loop-carried state (Warp issue 1694: values defined before a dynamic loop)."""
+import math
+
 from numba import cuda
 
 
@@ -149,3 +151,102 @@ def skip_negative_static(out, x, w):
                 continue
             s += w[k] * x[i] * x[i]
         out[i] = s
+
+
+# ---------------------------------------------------------------- loops the reverse sweep recomputes
+# Loops that only compute registers: the reverse sweep rebuilds each iteration's entry registers by
+# replaying the loop from its entry values (docs/engine.md, Loops) instead of reading a tape.
+
+def shrink_until(out, x, level):
+    """A while loop whose exit depends on the data: y = a / (1/a + k) after k steps of
+    y <- y a / (y + a), until it is below level (no step at all where a * a <= level already)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        a = x[i]
+        y = a * a
+        while y > level:
+            y = y * a / (y + a)
+        out[i] = y * a
+
+
+def shrink_until_break(out, x, level, cap):
+    """The same loop as a counted while with a data-dependent break."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        a = x[i]
+        y = a * a
+        k = 0
+        while k < cap:
+            y = y * a / (y + a)
+            if y < level:
+                break
+            k += 1
+        out[i] = y * a + k
+
+
+def skip_negative_sin(out, x, w, n):
+    """continue in a loop whose body is not linear in its carried register."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        s = 0.0
+        for k in range(n):
+            if w[k] < 0.0:
+                continue
+            s = math.sin(s) * w[k] + x[i]
+        out[i] = s
+
+
+def rotate_scale(out, x, c, n):
+    """Two carried registers updated together (each new value reads both old ones)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        u = 1.0
+        v = 0.0
+        for k in range(n):
+            u, v = u * t - v * c[k], u * c[k] + v * t
+        out[i] = u + 2.0 * v
+
+
+def loop_in_branch(out, x, c, n):
+    """A dynamic loop on one side of a branch only."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        acc = t
+        if i % 2 == 0:
+            for k in range(n):
+                acc = math.sin(acc) * t + c[k]
+        else:
+            acc = acc * acc
+        out[i] = acc
+
+
+def triangular_nested(out, x, c, n):
+    """Nested dynamic loops, the inner trip count set by the outer counter (0 for j = 0); both
+    only compute registers, so both are recomputed."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        acc = 0.0
+        for j in range(n):
+            inner = c[j]
+            for k in range(j):
+                inner = inner * t + c[k]
+            acc = acc * 0.5 + inner * t
+        out[i] = acc
+
+
+def rows_of_powers(out, x, n, m):
+    """Nested dynamic loops where the outer one stores a row entry per iteration: the outer loop
+    is taped, the inner one (registers only) recomputed inside each replayed outer iteration."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        s = 0.0
+        for j in range(n):
+            p = 1.0
+            for k in range(m):
+                p = p * t + 0.5 * s
+            s = s + p
+            out[i, j] = s

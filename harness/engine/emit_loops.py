@@ -97,13 +97,14 @@ def tapes_registers(em: EmitState, s: Loop) -> bool:
 
 
 def tape_declarations(em: EmitState, stmts):
-    for s in walk(stmts):
-        if isinstance(s, Loop):
-            names = (registers(s) if tapes_registers(em, s) else []) + sorted(s.taped_loads)
-            for name in names:
-                t = em.ir.types.get(name, "int64")
-                dtype = t if is_float(t) else "int64"
-                em.line(f"{tape_name(em, name)} = cuda.local.array({em.tape_size}, {dtype})")
+    names = [name for s in walk(stmts) if isinstance(s, Loop)
+             for name in (registers(s) if tapes_registers(em, s) else []) + sorted(s.taped_loads)]
+    if names:
+        em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
+    for name in names:
+        t = em.ir.types.get(name, "int64")
+        dtype = t if is_float(t) else "int64"
+        em.line(f"{tape_name(em, name)} = cuda.local.array({em.tape_size}, {dtype})")
 
 
 def loop_sweep(em: EmitState, s: Loop, stores: bool):

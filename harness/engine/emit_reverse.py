@@ -90,7 +90,6 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     if not device:
         em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
     if em.has_loops:
-        em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
         emit_loops.tape_declarations(em, em.ir.body)
     gather = not device and em.sig.gather
     if gather:
