@@ -163,7 +163,17 @@ def horner_dup_reverse(out, dout, x, dx, c, dc, spread):
     block_add(spread, 3, g * t * t * t, True)
 
 
-# ---------------------------------------------------------------- Horner with a runtime degree (tape)
+# ---------------------------------------------------------------- Horner with a runtime degree
+# Three reverse kernels with the generated kernel's semantics (dx += dout * p'(t), dout consumed,
+# the overflow flag set past TAPE entries): `recompute` is the generated kernel's own scheme
+# written by hand (the first RECOMPUTE iterations' acc rebuilt by replay, later ones taped), the
+# like-for-like reference; `direct` carries p'(t) forward beside p(t) in one pass (the best a
+# person would write for one input per thread); `tape` keeps every iteration's acc in local memory
+# (what the generated kernel did before it recomputed).
+TAPE = 64
+RECOMPUTE = 16
+
+
 def horner_dynamic_forward(out, dout, x, dx, c, n):
     i = cuda.grid(1)
     if i < x.shape[0]:
@@ -176,22 +186,64 @@ def horner_dynamic_forward(out, dout, x, dx, c, n):
         dout[i] = dacc
 
 
-def horner_dynamic_reverse(out, dout, x, dx, c, n, overflow):
+def horner_dynamic_reverse_recompute(out, dout, x, dx, c, n, overflow):
     i = cuda.grid(1)
     if i < x.shape[0]:
-        tape = cuda.local.array(64, float64)
+        tape = cuda.local.array(TAPE, float64)
         t, g, gx = x[i], dout[i], dx[i]
         acc = 0.0
         for k in range(n):
-            if k < 64:
+            if k >= TAPE:
+                overflow[0] = 1
+            elif k >= RECOMPUTE:
                 tape[k] = acc
             acc = acc * t + c[k]
-        if n > 64:
+        out[i] = acc
+        dout[i] = 0
+        gt = 0.0
+        for k in range(min(n, TAPE) - 1, -1, -1):
+            if k < RECOMPUTE:
+                a = 0.0
+                for j in range(k):
+                    a = a * t + c[j]
+            else:
+                a = tape[k]
+            gt += g * a
+            g = g * t
+        dx[i] = gx + gt
+
+
+def horner_dynamic_reverse_direct(out, dout, x, dx, c, n, overflow):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t, g, gx = x[i], dout[i], dx[i]
+        acc, dacc = 0.0, 0.0
+        for k in range(n):
+            dacc = dacc * t + acc
+            acc = acc * t + c[k]
+        if n > TAPE:
+            overflow[0] = 1
+        out[i] = acc
+        dout[i] = 0
+        dx[i] = gx + g * dacc
+
+
+def horner_dynamic_reverse_tape(out, dout, x, dx, c, n, overflow):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        tape = cuda.local.array(TAPE, float64)
+        t, g, gx = x[i], dout[i], dx[i]
+        acc = 0.0
+        for k in range(n):
+            if k < TAPE:
+                tape[k] = acc
+            acc = acc * t + c[k]
+        if n > TAPE:
             overflow[0] = 1
         out[i] = acc
         dout[i] = 0
         gt = 0.0
-        for k in range(min(n, 64) - 1, -1, -1):
+        for k in range(min(n, TAPE) - 1, -1, -1):
             gt += g * tape[k]
             g = g * t
         dx[i] = gx + gt
