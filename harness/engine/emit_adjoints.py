@@ -119,7 +119,8 @@ def replay_iteration(em: EmitState, s: Loop, tape_index: str):
 
 
 def tape_index(em: EmitState, s: Loop) -> str:
-    """The tape entry a dynamic loop's reverse sweep reads in its current iteration."""
+    """The iteration whose registers a dynamic loop's reverse sweep restores in its current
+    iteration: the tape entry it reads, or how many iterations a recomputed loop replays."""
     return f"_r{s.id}"
 
 
