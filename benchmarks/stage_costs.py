@@ -29,9 +29,9 @@ def variants(text: str, fname: str) -> dict[str, str]:
     keep = " + ".join(accs) if accs else "0.0"
     live = (f"    _z = {keep}\n    if _z == 1234.5:\n        d_uniform_spread[0] = _z\n")
     out["no reduction"] = head + live + finish
-    out["no atomics"] = text.replace("cuda.atomic.add(d_uniform_spread, ", "_store(d_uniform_spread, ")
-    out["no atomics"] = re.sub(r"_store\(d_uniform_spread, (.*), _s\)", r"d_uniform_spread[\1] = _s",
-                               out["no atomics"])
+    out["no atomics"] = re.sub(r"cuda\.atomic\.add\(d_uniform_spread, (.*), (\w+)\)$", r"d_uniform_spread[\1] = \2",
+                               text, flags=re.M)
+    out["no barrier (racy)"] = text.replace("    cuda.syncthreads()\n", "", 1)
     block = tail.split("    cuda.syncthreads()\n", 1)[0]
     out["warp stage only"] = (head + "    # uniform-index reads" + block +
                               "    if _v0 == 1234.5:\n        d_uniform_spread[0] = _v0\n" + finish)
@@ -39,7 +39,12 @@ def variants(text: str, fname: str) -> dict[str, str]:
                       r"cuda.atomic.add(d_uniform_spread, (\1 + cuda.laneid // \2) * 64 + (_blin * 8 + _tlin // 32) % 64, \3)",
                       block)
     out["atomic per warp"] = head + "    # uniform-index reads" + per_warp + finish
+    wide = per_warp.replace(") * 64 + (_blin * 8 + _tlin // 32) % 64,", f") * {WIDE} + (_blin * 8 + _tlin // 32) % {WIDE},")
+    out["atomic per warp, wide"] = head + "    # uniform-index reads" + wide + finish
     return out
+
+
+WIDE = 4096     # copies per slot in the wide per-warp variant (its scratch is allocated here)
 
 
 def main(log2n: int = 26):
@@ -71,8 +76,11 @@ def main(log2n: int = 26):
             ns = {}
             exec(compile(src, str(path), "exec"), ns)
             k = cuda.jit(ns[fname])
+            args = list(bound.kernel_args)
+            if label.endswith("wide"):
+                args[-1] = cp.zeros(64 * WIDE, np.float64)
             try:
-                t = event_time(lambda: k[config.grid, config.block](*bound.kernel_args))
+                t = event_time(lambda: k[config.grid, config.block](*args))
                 print(f"    {label:18s} {t * 1e3:.3f} ms")
             except Exception as exc:
                 print(f"    {label:18s} failed: {type(exc).__name__}: {str(exc)[:200]}")
