@@ -47,6 +47,14 @@ def variants(text: str, fname: str) -> dict[str, str]:
 WIDE = 4096     # copies per slot in the wide per-warp variant (its scratch is allocated here)
 
 
+def regs(dispatcher) -> str:
+    """Registers per thread of a compiled kernel (they bound how many warps an SM keeps in flight)."""
+    try:
+        return str(max(dispatcher.get_regs_per_thread().values()))
+    except Exception as exc:            # the count is a diagnostic, never the point of the run
+        return f"? ({type(exc).__name__})"
+
+
 def main(log2n: int = 26):
     import cupy as cp
     import numpy as np
@@ -67,7 +75,7 @@ def main(log2n: int = 26):
         values = b.values(cp, n)
         config = LaunchConfig.threads(n, b.block)
         bound = engine.bind(kernel, config, *b.wrapped(values, "reverse"), mode="reverse")
-        print(f"{name}: engine {event_time(bound.launch) * 1e3:.3f} ms")
+        print(f"{name}: engine {event_time(bound.launch) * 1e3:.3f} ms ({regs(bound.plan.compiled)} registers)")
         text = Path(bound.plan.source_path).read_text()
         fname = re.search(r"^def (\w+__reverse)\(", text, re.M).group(1)
         for label, src in variants(text, fname).items():
@@ -81,7 +89,7 @@ def main(log2n: int = 26):
                 args[-1] = cp.zeros(64 * WIDE, np.float64)
             try:
                 t = event_time(lambda: k[config.grid, config.block](*args))
-                print(f"    {label:18s} {t * 1e3:.3f} ms")
+                print(f"    {label:22s} {t * 1e3:.3f} ms  {regs(k)} registers")
             except Exception as exc:
                 print(f"    {label:18s} failed: {type(exc).__name__}: {str(exc)[:200]}")
         cp.cuda.runtime.deviceSynchronize()
