@@ -39,6 +39,10 @@ def variants(text: str, fname: str) -> dict[str, str]:
                       r"cuda.atomic.add(d_uniform_spread, (\1 + cuda.laneid // \2) * 64 + (_blin * 8 + _tlin // 32) % 64, \3)",
                       block)
     out["atomic per warp"] = head + "    # uniform-index reads" + per_warp + finish
+    out["no modulo"] = re.sub(r" if _full else (\d+) % _nthreads\)", r" if _full else \1)", text)
+    scratch = re.sub(r"_red\[(\d+) \+ cuda\.laneid // (\d+), _tlin // 32\] = (\w+)",
+                     r"d_uniform_spread[(_blin * 8 + _tlin // 32) * 4 + \1 + cuda.laneid // \2] = \3", block)
+    out["store per warp (scratch)"] = head + "    # uniform-index reads" + scratch + finish
     wide = per_warp.replace(") * 64 + (_blin * 8 + _tlin // 32) % 64,", f") * {WIDE} + (_blin * 8 + _tlin // 32) % {WIDE},")
     out["atomic per warp, wide"] = head + "    # uniform-index reads" + wide + finish
     return out
@@ -91,6 +95,8 @@ def main(log2n: int = 26):
             args = list(bound.kernel_args)
             if label.endswith("wide"):
                 args[-1] = cp.zeros(64 * WIDE, np.float64)
+            if label.endswith("(scratch)"):
+                args[-1] = cp.zeros(4 * n // 32 + 64, np.float64)
             for label, k in runs:
                 try:
                     t = event_time(lambda: k[config.grid, config.block](*args))
