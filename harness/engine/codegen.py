@@ -8,7 +8,8 @@ the replay; only dynamic loops keep a small per-thread tape (emit_loops.py). An 
 such as `A[0] *= A[0]` reads `A[0]` into a register before it is overwritten. The primal
 statements and parameter lists are emit_primal.py's; shared state (shared arrays, shuffles)
 emit_parallel.py's; the end-of-kernel reduction of Active scalars emit_reduce.py's; early shadow reads emit_prefetch.py's; atomic max/min
-emit_extrema.py's; uniform-index reads emit_uniform.py's. All of them are functions over one
+emit_extrema.py's; uniform-index reads emit_uniform.py's; stencil adjoints gathered instead of
+scattered emit_gather.py's (gather.py proves where). All of them are functions over one
 explicit EmitState (emit_state.py), made here per generated function.
 """
 from __future__ import annotations
