@@ -281,6 +281,32 @@ def conv3_gather(out, dout, x, dx, w, d):
         dx[l] = s
 
 
+def conv3_gather_consume(out, dout, x, dx, w, d):
+    """The transposed stencil as a gather with the generated kernel's semantics: dout is read by
+    three threads, so it is consumed (zeroed) by a second kernel, conv3_consume, on the same grid."""
+    l = cuda.grid(1)
+    n = x.shape[0]
+    s = 0.0
+    if l < n:
+        s = dx[l]
+        if l + d >= d and l + d < n - d:
+            s += w[0] * dout[l + d]
+        if l >= d and l < n - d:
+            s += w[1] * dout[l]
+        if l - d >= d and l - d < n - d:
+            s += w[2] * dout[l - d]
+    if l >= d and l < n - d:
+        out[l] = w[0] * x[l - d] + w[1] * x[l] + w[2] * x[l + d]
+    if l < n:
+        dx[l] = s
+
+
+def conv3_consume(out, dout, x, dx, w, d):
+    l = cuda.grid(1)
+    if l >= d and l < x.shape[0] - d:
+        dout[l] = 0
+
+
 def conv3_dup_reverse(out, dout, x, dx, w, dw, d, spread):
     l = cuda.grid(1)
     n = x.shape[0]

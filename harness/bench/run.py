@@ -208,6 +208,9 @@ def table(result: dict) -> str:
                          f"{hand if hand is not None else float('nan'):9.3f} "
                          f"{m.get('generated_over_hand', float('nan')):9.2f} {m['fraction_of_copy']:8.2f} "
                          f"{m.get('jax_ms', float('nan')):9.3f} {m.get('generated_over_jax', float('nan')):8.2f}")
+            for key in sorted(k for k in m if k.startswith("generated_over_hand_")):   # other references
+                label = key[len("generated_over_"):]
+                lines.append(f"{'':22} {'':8} {'':9} {m[label + '_ms']:9.3f} {m[key]:9.2f}  ({label})")
     lo = result.get("launch_overhead_us", {})
     if lo:
         lines.append("host overhead per launch (us): " + ", ".join(f"{k} {v:.1f}" for k, v in lo.items()))
@@ -219,7 +222,8 @@ def chart(result: dict) -> list[dict]:
     out = []
     for row in result.get("rows", []):
         for mode, m in row["modes"].items():
-            for key, unit in (("generated_over_hand", "x"), ("generated_over_jax", "x"), ("fraction_of_copy", "")):
+            keys = [("generated_over_hand", "x")] + [(k, "x") for k in sorted(m) if k.startswith("generated_over_hand_")]
+            for key, unit in keys + [("generated_over_jax", "x"), ("fraction_of_copy", "")]:
                 if key in m:
                     out.append({"name": f"{row['name']} {mode}: {key.replace('_', ' ')}", "value": m[key], "unit": unit})
     for k, v in result.get("launch_overhead_us", {}).items():

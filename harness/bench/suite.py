@@ -94,7 +94,8 @@ BENCHES = (
           jax="horner_dynamic"),
     Bench("conv3_w_const", "kernels/stencils.py:conv3",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("w", "small:3", "const"), ("d", "int:1", "const")),
-          {"reverse": {"hand": "conv3_reverse", "hand_gather": "conv3_gather"}}, jax="conv3"),
+          {"reverse": {"hand": "conv3_reverse", "hand_gather": "conv3_gather",
+                       "hand_gather_consume": ("conv3_gather_consume", "conv3_consume")}}, jax="conv3"),
     Bench("conv3_w_duplicated", "kernels/stencils.py:conv3",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("w", "small:3", "duplicated"), ("d", "int:1", "const")),
           {"reverse": {"hand": ("conv3_dup_reverse", "conv3_dup_finish")}}, jax="conv3_dup"),
@@ -109,7 +110,9 @@ BENCHES = (
 
 
 def hand_launcher(fname, config):
-    """A callable launching the hand-written kernel(s) named by a `hand` entry on given arguments."""
+    """A callable launching the hand-written kernel(s) named by a `hand` entry on given arguments:
+    the first on the bench's grid, the others on one thread (a `_finish`), except a `_consume`
+    kernel, which runs on the bench's grid too."""
     from numba import cuda
 
     from . import reference
@@ -118,8 +121,11 @@ def hand_launcher(fname, config):
 
     def go(args):
         kernels[0][config.grid, config.block](*args)
-        for k in kernels[1:]:
-            k[(1,), (1,)](*args)
+        for name, k in zip(names[1:], kernels[1:]):
+            if name.endswith("_consume"):
+                k[config.grid, config.block](*args)
+            else:
+                k[(1,), (1,)](*args)
     return go
 
 
