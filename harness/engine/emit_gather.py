@@ -30,7 +30,7 @@ import functools
 
 from .analysis import DIFFERENTIABLE
 from .emit_state import EmitState
-from .ir import Assign, If, KernelIR, Prim, Special, Store, walk
+from .ir import Assign, If, KernelIR, Lit, Prim, Special, Store, walk
 from .syntax import atom, index_text
 
 
@@ -152,18 +152,35 @@ def _read(array: str, group) -> str:
     return f"{array}[{f'i {offset_text(group.offset)}'.strip()}]"
 
 
+# Thread indices as thread `i` of a 1-D launch sees them (y and z are 0 for every thread there).
+_THREAD_INDEX = {"grid.0": None, "tid.x": "mod", "bid.x": "floordiv",
+                 "tid.y": 0, "tid.z": 0, "bid.y": 0, "bid.z": 0, "grid.1": 0, "grid.2": 0}
+
+
 def replay_ir(ir: KernelIR, thread: str) -> KernelIR:
-    """`ir` as thread `thread` runs it: `cuda.grid(1)` becomes that index (statements shared)."""
+    """`ir` as thread `thread` of a 1-D launch runs it: `cuda.grid(1)` becomes that index, threadIdx.x
+    and blockIdx.x its remainder and quotient by blockDim.x (other statements shared)."""
+    types = {**ir.types, thread: "int64"}
+
     def visit(stmts):
         out = []
         for s in stmts:
-            if isinstance(s, Assign) and isinstance(s.expr, Special) and s.expr.name == "grid.0":
+            how = _THREAD_INDEX.get(s.expr.name, "keep") if isinstance(s, Assign) and isinstance(s.expr, Special) \
+                else "keep"
+            if how is None:
                 s = Assign(s.target, Prim("copy", (thread,)), s.line)
+            elif how in ("mod", "floordiv"):
+                block = f"{thread}_b{len(types)}"         # no kernel name starts like the thread's
+                types[block] = "int64"
+                out.append(Assign(block, Special("bdim.x"), s.line))
+                s = Assign(s.target, Prim(how, (thread, block)), s.line)
+            elif how == 0:
+                s = Assign(s.target, Prim("copy", (Lit(0),)), s.line)
             elif isinstance(s, If):
                 s = dataclasses.replace(s, body=visit(s.body), orelse=visit(s.orelse))
             out.append(s)
         return out
-    return dataclasses.replace(ir, body=visit(ir.body), types={**ir.types, thread: "int64"})
+    return dataclasses.replace(ir, body=visit(ir.body), types=types)
 
 
 def _sub_state(em: EmitState, ir: KernelIR, emitters: dict) -> EmitState:

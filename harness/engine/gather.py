@@ -8,7 +8,7 @@ thread i's forward (replay) to know its path and its primal values; NVVM drops w
 stencil does not need. emit_gather.py writes the code; this module only proves eligibility.
 
 Eligible (anything else keeps the scatter, which is always correct):
-- a 1-D launch; the thread index comes from `cuda.grid(1)` alone (no threadIdx, blockIdx, laneid);
+- a 1-D launch; the thread index comes from `cuda.grid`, threadIdx or blockIdx (not laneid);
 - no dynamic loops, barriers, atomics, shuffles, shared or local arrays, device-side autodiff:
   what thread j cannot replay for thread i;
 - no array is both read and written (a replay must see the values thread i saw);
@@ -28,6 +28,8 @@ from .ownership import THREAD_SYMBOLS, LaunchShape, affine_forms
 
 # uniform over the launch: may appear in an offset, and be evaluated by another thread
 _UNIFORM_SPECIALS = ("gsize", "bdim", "gdim", "shape", "size")
+# thread indices another thread can compute in a 1-D launch (emit_gather.replay_ir); laneid is not
+_THREAD_INDICES = ("grid.0", "grid.1", "grid.2", "tid.x", "tid.y", "tid.z", "bid.x", "bid.y", "bid.z")
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ def _replayable(ir: KernelIR) -> bool:
             return False
         if isinstance(s, Assign):
             e = s.expr
-            if isinstance(e, Special) and e.name != "grid.0" and e.name.partition(".")[0] not in _UNIFORM_SPECIALS:
+            if isinstance(e, Special) and e.name not in _THREAD_INDICES \
+                    and e.name.partition(".")[0] not in _UNIFORM_SPECIALS:
                 return False
             if isinstance(e, Prim) and e.op in SHUFFLES:
                 return False
