@@ -73,3 +73,10 @@ def conv3_block_index(out, x, w, d):
     l = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if l >= d and l < x.shape[0] - d:
         out[l] = w[0] * x[l - d] + w[1] * x[l] + w[2] * x[l + d]
+
+
+def two_stencils(out, x, z):
+    """Two gathered arrays: out[l] = x[l-1] z[l+1] + x[l+1] + z[l-1]."""
+    l = cuda.grid(1)
+    if l >= 1 and l < out.shape[0] - 1:
+        out[l] = x[l - 1] * z[l + 1] + x[l + 1] + z[l - 1]

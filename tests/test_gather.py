@@ -64,6 +64,7 @@ GATHERED = [
     ("conv3-fewer-threads", "conv3", [("dup", N), ("dup", N), ("dup", W), ("int", 2)], (2, 8)),
     ("conv3-block-index", "conv3_block_index", [("dup", N), ("dup", N), ("dup", W), ("int", 2)], (3, 16)),
     ("conv3-literal", "conv3_literal", [("dup", N), ("dup", N), ("const", W)], (5, 8)),
+    ("two-gathered-arrays", "two_stencils", [("batch", N), ("batch", N), ("batch", N)], (3, 16)),
     ("neighbour-product", "neighbour_product", [("dup", N), ("dup", N)], (3, 16)),
     ("sin-shift", "sin_shift", [("dup", N), ("dup", N + 5), ("dup", N), ("int", 3)], (3, 16)),
     ("skip-odd", "skip_odd", [("dup", N), ("dup", N), ("int", 1)], (3, 16)),

@@ -285,7 +285,8 @@ def test_stencil_gathers_x_without_atomics(kernels, engine, backend, cfg):
     _, fdef = generated(engine, kernels.stencil3, cfg.threads(16, 8), [_dup(backend, 16), _dup(backend, 16)],
                         "reverse")
     assert atomic_adds(fdef) == []
-    assert augmented_to(fdef, "d_x") == ["_gj", "_ge"], "each thread adds into its own element (and beyond the grid)"
+    assert stores_to(fdef, "d_x") == ["_gj"], "each thread writes its own element's sum (read first)"
+    assert augmented_to(fdef, "d_x") == ["_ge"], "and adds into elements beyond the thread count"
 
 
 def test_stencil_atomics_for_x_only(kernels, engine, backend, cfg, monkeypatch):

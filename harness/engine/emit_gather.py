@@ -2,9 +2,10 @@
 of its readers' contributions instead of every reader scattering into dx with an atomic.
 
 The reverse kernel of `conv3` then reads, for x[j]:
-    _gx_x_0 = conv3__reverse_gather_x(j, ...)     # before any store, so its loads are not held back
+    _gr = conv3__reverse_gather_x(j, ...)     # before any store, so its loads are not held back
+    _gx_x_0 = d_x[j] + _gr
     ... the thread's own forward and reverse sweeps, x's adjoint left out ...
-    d_x[j] += _gx_x_0
+    d_x[j] = _gx_x_0
 and the module holds, as device functions NVVM inlines:
 - `<kernel>_read_<x>(i, k, ...)`: thread i's forward replayed (no stores), then its reverse sweep
   with only the reads of x at offset group k contributing (into a register it returns; k is a
@@ -81,7 +82,9 @@ def _targets(names: list[str]) -> str:
 
 
 def kernel_start(em: EmitState, fname: str):
-    """Gather each gathered array's element j = cuda.grid(1) first: loads before any store."""
+    """Gather each gathered array's element j = cuda.grid(1) first, with the shadow's old value:
+    loads before any store (a load after a store waits for it: emit_prefetch.py). Only thread j
+    touches d_x[j] in this kernel, so the sum is written back with a plain store at the end."""
     g = base_name(em.ir)
     em.line(f"# gathered adjoints ({', '.join(em.sig.gather)}): element j's readers are replayed by thread j"
             " (no atomics); stored cotangents are zeroed by the consume kernel")
@@ -91,22 +94,30 @@ def kernel_start(em: EmitState, fname: str):
         for a in accs:
             em.line(f"{a} = {em.ftype(array)}(0.0)")
         em.line(f"if {g}j < {array}.shape[0]:")
-        em.line(f"    {_targets(accs)} = {_call(em, fname, array, g + 'j')}")
+        _sum_into(em, fname, array, accs, g + "j", "=")
+
+
+def _sum_into(em: EmitState, fname: str, array: str, accs: list[str], index: str, how: str):
+    """accs = shadow[index] + the gathered sum ('='), or shadow[index] += the gathered sum ('+=')."""
+    g = base_name(em.ir)
+    em.line(f"    {g}r_{array} = {_call(em, fname, array, index)}")
+    for j, a in enumerate(accs):
+        part = f"{g}r_{array}" if len(accs) == 1 else f"{g}r_{array}[{j}]"
+        em.line(f"    {a} = {em.d(array, j)}[{index}] + {part}" if how == "=" else
+                f"    {em.d(array, j)}[{index}] += {part}")
 
 
 def kernel_end(em: EmitState, fname: str):
-    """Add the gathered sums into the shadows; elements beyond the thread count in a grid-stride loop."""
+    """Store the gathered sums; elements beyond the thread count in a grid-stride loop."""
     g = base_name(em.ir)
     for array in em.sig.gather:
         accs = [_acc(em, array, j) for j in em.lanes()]
         em.line(f"if {g}j < {array}.shape[0]:")
         for j, a in enumerate(accs):
-            em.line(f"    {em.d(array, j)}[{g}j] += {a}")
+            em.line(f"    {em.d(array, j)}[{g}j] = {a}")
         em.line(f"for {g}e in range({g}j + cuda.gridsize(1), {array}.shape[0], cuda.gridsize(1)):"
                 "   # more elements than threads")
-        em.line(f"    {_targets(accs)} = {_call(em, fname, array, g + 'e')}")
-        for j, a in enumerate(accs):
-            em.line(f"    {em.d(array, j)}[{g}e] += {a}")
+        _sum_into(em, fname, array, accs, g + "e", "+=")
 
 
 def helpers_text(em: EmitState, fname: str, params: list[str]) -> str:
