@@ -80,3 +80,10 @@ def two_stencils(out, x, z):
     l = cuda.grid(1)
     if l >= 1 and l < out.shape[0] - 1:
         out[l] = x[l - 1] * z[l + 1] + x[l + 1] + z[l - 1]
+
+
+def scaled_neighbours(out, alpha, x):
+    """An Active scalar beside a gathered array: out[l] = alpha (x[l-1] + x[l+1]) + alpha^2."""
+    l = cuda.grid(1)
+    if l >= 1 and l < x.shape[0] - 1:
+        out[l] = alpha * (x[l - 1] + x[l + 1]) + alpha * alpha

@@ -26,18 +26,22 @@ def _kernel(name):
 
 def _args(backend, spec, seed):
     """spec: (activity, value) per argument; arrays get a shadow of random cotangents."""
-    from harness.activity import BatchDuplicated, Const, Duplicated
+    from harness.activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
     rng = np.random.default_rng(seed)
     out = []
     for act, v in spec:
         if act == "int":
             out.append(v)
             continue
+        if act == "active":
+            out.append(Active(v))
+            continue
         arr = backend.asarray(v.copy() if isinstance(v, np.ndarray) else rng.uniform(0.5, 1.5, v))
         if act == "const":
             out.append(Const(arr))
-        elif act == "dup":
-            out.append(Duplicated(arr, backend.asarray(rng.standard_normal(arr.shape))))
+        elif act in ("dup", "noneed"):
+            cls = Duplicated if act == "dup" else DuplicatedNoNeed
+            out.append(cls(arr, backend.asarray(rng.standard_normal(arr.shape))))
         else:
             out.append(BatchDuplicated(arr, tuple(backend.asarray(rng.standard_normal(arr.shape)) for _ in range(2))))
     return out
@@ -65,6 +69,8 @@ GATHERED = [
     ("conv3-block-index", "conv3_block_index", [("dup", N), ("dup", N), ("dup", W), ("int", 2)], (3, 16)),
     ("conv3-literal", "conv3_literal", [("dup", N), ("dup", N), ("const", W)], (5, 8)),
     ("two-gathered-arrays", "two_stencils", [("batch", N), ("batch", N), ("batch", N)], (3, 16)),
+    ("active-scalar", "scaled_neighbours", [("dup", N), ("active", 1.5), ("dup", N)], (3, 16)),
+    ("output-not-needed", "conv3", [("noneed", N), ("dup", N), ("dup", W), ("int", 2)], (3, 16)),
     ("neighbour-product", "neighbour_product", [("dup", N), ("dup", N)], (3, 16)),
     ("sin-shift", "sin_shift", [("dup", N), ("dup", N + 5), ("dup", N), ("int", 3)], (3, 16)),
     ("skip-odd", "skip_odd", [("dup", N), ("dup", N), ("int", 1)], (3, 16)),
@@ -76,8 +82,8 @@ GATHERED = [
 def _launch(backend, engine, kernel, spec, launch, seed=5):
     from harness.engine.launch import LaunchConfig
     args = _args(backend, spec, seed)
-    engine.launch(kernel, LaunchConfig.of(*launch), *args, mode="reverse")
-    return _state(backend, args)
+    result = engine.launch(kernel, LaunchConfig.of(*launch), *args, mode="reverse")
+    return _state(backend, args) + [np.array(v) for _, v in sorted(result.adjoints.items())]
 
 
 def _source(engine, kernel, spec, launch, backend) -> str:
