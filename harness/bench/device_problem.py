@@ -1,8 +1,8 @@
 """The axpy case's DiffProblem with every array on the GPU: the engine's kernels launched on cupy
 arrays, states, directions and results kept on the device, so the oracles' arithmetic runs there
 (oracles/arrays.py). `harness bench --oracle-device 12,16,20,24,28` times the oracles on it: the
-oracles' own cost, without the host copies that the case adapter (harness/kernel_problem.py) still
-makes."""
+oracles' own cost, without the runner, the case adapter's launches and the relations around them
+(`--oracle-scaling` measures that path)."""
 from __future__ import annotations
 
 import time
@@ -16,6 +16,8 @@ from ..oracles.problem import StateVar
 class DeviceAxpy:
     """out = a x + y over float32 arrays, out, x and y Duplicated, a Const (cases/axpy.yaml's state)."""
     dtype = "float32"
+    writes_seeds = False        # seeds are copied into float32 shadows, never written
+    fresh_results = True        # every result is an array of its own launch
 
     def __init__(self, engine, kernel, n: int, a: float = 1.5, seed: int = 0):
         import cupy as cp
