@@ -63,6 +63,10 @@ def pytest_addoption(parser):
     group.addoption("--baseline", action="append", default=[], metavar="OLD_RESULTS",
                     help="results file(s) of an earlier session: the session fails (exit 1) only on runs "
                          "that fail now and did not fail there; failures it already had are listed, not fatal")
+    group.addoption("--harness-profile", nargs="?", const="", default=None, metavar="JSON",
+                    help="print where the suite's time went at the end (per worker: start-up, collection, "
+                         "backend start; per run: phases; every kernel compiled, loaded or reused); with a "
+                         "path, also write it there as JSON (harness/suite_profile.py)")
 
 
 def _is_controller(config) -> bool:
@@ -80,13 +84,18 @@ def pytest_configure(config):
         engines = tuple(parse_engines(config.getoption("engine") or os.environ.get("HARNESS_ENGINE")))
     except ValueError as exc:
         raise pytest.UsageError(f"--engine: {exc}") from None
+    from .suite_profile import SuiteProfile, WorkerClock
+    config.stash[_CLOCK] = WorkerClock()
     prepare_environment(name)                  # before anything imports numba
     from .backends import announce
     config.stash[STATE] = PluginState(name, engines, announce(config.getoption("backend"), name))
     config.addinivalue_line("markers", "harness_case: a run of a YAML case")
     if _is_controller(config):
+        _steal_work_by_default(config)
         config.stash[_OUTPUT] = _make_output(config, name)
         config.pluginmanager.register(_Recorder(config), "harness-recorder")
+        if _profiling(config):
+            config.stash[_PROFILE] = SuiteProfile()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -95,12 +104,46 @@ def pytest_configure_node(node):
     node.workerinput[WORKER_BACKEND_KEY] = backend_name(node.config)
 
 
+_CLOCK = pytest.StashKey["object"]()       # this process's WorkerClock (suite_profile.py)
+_PROFILE = pytest.StashKey["object"]()     # the controller's SuiteProfile, with --harness-profile
+
+
+def _profiling(config) -> bool:
+    return config.getoption("harness_profile") is not None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    clock = session.config.stash.get(_CLOCK, None)
+    if clock is not None:
+        clock.start("collection_s")
+    yield
+    if clock is not None:
+        clock.stop("collection_s")
+
+
 def pytest_sessionstart(session):
     # Printed before pytest's header, also under -q (which hides the header): where kernels run.
     config = session.config
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and _is_controller(config):
         reporter.write_line(f"harness: {plugin_state(config).announcement}")
+
+
+def _steal_work_by_default(config) -> None:
+    """pytest-xdist's default for `-n` hands the first items out in small chunks and then one or
+    two at a time, so the runs of one case file (dtypes, modes, variants: the same kernels, the
+    same relation variants) land on many workers and each worker compiles or loads them again.
+    `--dist worksteal` gives each worker an even, contiguous share of the collection (whole case
+    files, mostly) and balances by moving the tail of the longest queue to an idle worker. Kept
+    whenever --dist (or -d) is given explicitly."""
+    if getattr(config.option, "dist", None) != "load" or getattr(config.option, "distload", False):
+        return
+    words = [*map(str, config.invocation_params.args), *os.environ.get("PYTEST_ADDOPTS", "").split(),
+             *config.getini("addopts")]
+    if any(w == "--dist" or w.startswith("--dist=") or w == "-d" for w in words):
+        return
+    config.option.dist = "worksteal"
 
 
 def _check_start(config) -> str:
@@ -227,7 +270,10 @@ def _get_session(config):
     """The session's backend, engines and caches, created with the first run (harness/session.py)."""
     if _SESSION not in config.stash:
         from .session import Session
+        clock = config.stash[_CLOCK]
+        clock.start("backend_start_s")            # numba, cupy and the CUDA context load here
         config.stash[_SESSION] = Session(Path(config.rootpath), backend_name(config))
+        clock.stop("backend_start_s")
     return config.stash[_SESSION]
 
 
@@ -237,8 +283,15 @@ class RunItem(pytest.Item):
         self.run = run
 
     def runtest(self):
-        outcome = _get_session(self.config).execute(self.run)
+        session = _get_session(self.config)
+        log = getattr(getattr(session.backend, "compiles", None), "log", None)
+        first = len(log.records) if log is not None else 0
+        outcome = session.execute(self.run)
         self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
+        if _profiling(self.config):
+            from .suite_profile import PROFILE_KEY, run_record
+            records = log.since(first) if log is not None else []
+            self.user_properties.append((PROFILE_KEY, run_record(records, outcome.timings, outcome.duration)))
         from .policy import pytest_result
         shown = pytest_result(outcome.state, self.run.case.expect.strict)
         if shown == "xfailed":
@@ -293,13 +346,24 @@ class _Recorder:
         if output is None:
             return
         is_run = False
+        from .suite_profile import PROFILE_KEY
         for key, value in getattr(report, "user_properties", []):
             if key == OUTCOME_KEY:
                 is_run = True
                 state.outcomes.append(value)
                 output.record(report.nodeid, value)
+            elif key == PROFILE_KEY and _PROFILE in self.config.stash:
+                self.config.stash[_PROFILE].add_run(report.nodeid, _worker_of(report), value)
         if report.failed and not is_run:
             state.other_failures.append(report.nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        """pytest-xdist: a worker finished; keep its start-up record for the profile."""
+        from .suite_profile import WORKER_KEY
+        record = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+        if record is not None and _PROFILE in self.config.stash:
+            self.config.stash[_PROFILE].add_worker(node.gateway.id, record)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem, report, sched):
@@ -326,7 +390,19 @@ def pytest_report_teststatus(report, config):
     return None
 
 
+def _worker_of(report) -> str:
+    return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "main")
+
+
 def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if _profiling(config) and _CLOCK in config.stash:
+        from .suite_profile import WORKER_KEY
+        record = config.stash[_CLOCK].as_json()
+        if not _is_controller(config):
+            config.workeroutput[WORKER_KEY] = record
+        elif _PROFILE in config.stash and not config.stash[_PROFILE].workers:     # no xdist: one process
+            config.stash[_PROFILE].add_worker("main", record)
     output = _output(session.config) if _is_controller(session.config) else None
     if output is not None:
         output.finish(exitstatus)
@@ -384,3 +460,11 @@ def pytest_terminal_summary(terminalreporter, config):
     state = config.stash.get(STATE, None)
     for line in state.baseline_lines if state is not None else []:
         terminalreporter.write_line(line)
+    profile = config.stash.get(_PROFILE, None)
+    if profile is not None:
+        terminalreporter.write_sep("-", "harness profile")
+        for line in profile.lines():
+            terminalreporter.write_line(line)
+        if config.getoption("harness_profile"):
+            profile.write(config.getoption("harness_profile"))
+            terminalreporter.write_line(f"profile written to {config.getoption('harness_profile')}")

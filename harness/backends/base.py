@@ -15,3 +15,42 @@ def with_line_info(compile_fn):
             raise
         return compile_fn(False)
 
+
+
+class CompileMemo:
+    """One compile per (function, argument types, target configuration) in a process, and a record
+    of every request (compile_log.py). The engine caches plans per engine and per launch shape, but
+    the same kernel is asked for again by another engine (other options), another launch shape, a
+    relation's variant whose generated source came out identical, or a second run of the case in
+    this worker: those get the kernel compiled the first time."""
+
+    def __init__(self, served=lambda result, seconds: "compiled"):
+        from .compile_log import CompileLog
+        self.log = CompileLog()
+        self._kernels: dict = {}
+        self._served = served
+
+    def forget(self) -> None:
+        """Drop the kept kernels (a rebuilt device context no longer holds their modules)."""
+        self._kernels.clear()
+
+    def get(self, pyfunc, signature, config, compile_fn):
+        from .compile_log import content_key, phase_of_caller
+        import time
+        key = content_key(pyfunc, signature, config)
+        try:
+            memo_key = (pyfunc, tuple(signature), config)
+            hash(memo_key)
+        except TypeError:                     # unhashable types: compile every time
+            memo_key = None
+        phase = phase_of_caller()
+        if memo_key is not None and memo_key in self._kernels:
+            self.log.add(key, getattr(pyfunc, "__name__", "?"), 0.0, phase, "memo")
+            return self._kernels[memo_key]
+        t0 = time.perf_counter()
+        result = compile_fn()
+        seconds = time.perf_counter() - t0
+        self.log.add(key, getattr(pyfunc, "__name__", "?"), seconds, phase, self._served(result, seconds))
+        if memo_key is not None:
+            self._kernels[memo_key] = result
+        return result

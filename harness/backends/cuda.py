@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, TargetConfig, with_line_info
+from .base import Backend, CompileMemo, TargetConfig, with_line_info
+
+
+def _served_from(dispatcher, seconds) -> str:
+    """'disk' when numba loaded the kernel from its on-disk cache, else 'compiled'."""
+    hits = getattr(dispatcher, "_cache_hits", None)
+    return "disk" if hits and sum(hits.values()) else "compiled"
 
 
 class CudaBackend(Backend):
@@ -17,6 +23,7 @@ class CudaBackend(Backend):
         self.cp, self.cuda = cupy, cuda
         dev = cuda.get_current_device()
         self.cc = tuple(dev.compute_capability)
+        self.compiles = CompileMemo(served=_served_from)
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
         return TargetConfig("cuda", self.cc, fastmath, debug)
@@ -34,11 +41,17 @@ class CudaBackend(Backend):
         return hasattr(value, "__cuda_array_interface__")
 
     def compile(self, pyfunc, signature, config):
+        return self.compiles.get(pyfunc, signature, config, lambda: self._compile(pyfunc, signature, config))
+
+    def _compile(self, pyfunc, signature, config):
         # cache=True: kernels come from real files (generated ones are content-addressed), so a
-        # second run of the suite loads every kernel from numba's on-disk cache
-        return with_line_info(lambda lineinfo: self.cuda.jit(
-            signature, fastmath=config.fastmath, debug=config.debug, opt=not config.debug, lineinfo=lineinfo,
-            cache=True)(pyfunc))
+        # second run of the suite loads every kernel from numba's on-disk cache; the lock makes a
+        # worker that needs a kernel another worker is compiling wait and load it (compile_lock.py)
+        from .compile_lock import compiling
+        with compiling(pyfunc):
+            return with_line_info(lambda lineinfo: self.cuda.jit(
+                signature, fastmath=config.fastmath, debug=config.debug, opt=not config.debug, lineinfo=lineinfo,
+                cache=True)(pyfunc))
 
     def launch(self, compiled, grid, block, args):
         # numba's dispatcher does not type numpy scalars; the explicit signature casts plain ones
@@ -109,6 +122,7 @@ class CudaBackend(Backend):
                 (err,) = driver.cuDevicePrimaryCtxReset(dev)
                 if int(err) != 0:
                     raise RuntimeError(f"cuDevicePrimaryCtxReset failed: {err}")
+            self.compiles.forget()
             self.cp.cuda.Device(device).use()
             probe = self.cp.arange(4, dtype=self.cp.float32)
             ok = float(probe.sum()) == 6.0

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from .base import Backend, TargetConfig, with_line_info
+from .base import Backend, CompileMemo, TargetConfig, with_line_info
 
 CC = (9, 0)
 
@@ -21,6 +21,7 @@ class PtxBackend(Backend):
     def __init__(self):
         from numba import cuda
         self.cuda = cuda
+        self.compiles = CompileMemo()
         _compile_device_functions_without_a_driver()
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
@@ -36,6 +37,9 @@ class PtxBackend(Backend):
         return isinstance(value, np.ndarray)
 
     def compile(self, pyfunc, signature, config):
+        return self.compiles.get(pyfunc, signature, config, lambda: self._compile(pyfunc, signature, config))
+
+    def _compile(self, pyfunc, signature, config):
         ptx, _ = with_line_info(lambda lineinfo: self.cuda.compile_ptx(
             pyfunc, signature, cc=config.compute_capability, fastmath=config.fastmath, debug=config.debug,
             opt=not config.debug, lineinfo=lineinfo))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, TargetConfig
+from .base import Backend, CompileMemo, TargetConfig
 
 
 class SimBackend(Backend):
@@ -18,6 +18,7 @@ class SimBackend(Backend):
         sim_warp.install()                    # the simulator has no warp shuffles of its own
         sim_block.install()                   # a GPU's launch limits and barrier rules; stoppable launches
         self.cuda = cuda
+        self.compiles = CompileMemo()
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
         return TargetConfig("cuda", None, fastmath, debug)    # the simulator runs CUDA semantics
@@ -33,7 +34,7 @@ class SimBackend(Backend):
         return isinstance(value, np.ndarray)
 
     def compile(self, pyfunc, signature, config):
-        return self.cuda.jit(pyfunc)
+        return self.compiles.get(pyfunc, signature, config, lambda: self.cuda.jit(pyfunc))
 
     def launch(self, compiled, grid, block, args):
         # Pass arrays as the simulator's device arrays, not numpy arrays: those it would copy in and

@@ -1,0 +1,82 @@
+"""What a process compiled: one record per backend.compile call, for the suite profile.
+
+Each record has a content key (the kernel's file contents, its name, the argument types and the
+target configuration), so the plugin can tell how many distinct kernels a suite compiles and how
+often the same one was compiled again, in one worker or in several; the seconds it took; where
+it came from (which part of a run asked for it: the run's own launch, the gradient oracles, the
+activity relations, the nondeterminism oracle); and how it was served (compiled, loaded from an
+on-disk cache, or reused from this process's memo).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from dataclasses import dataclass
+
+# Which module of the harness asked for a compile, by the first matching frame (innermost first).
+_PHASES = (("relations.py", "relations"), ("nondet.py", "nondet"), (f"{os.sep}oracles{os.sep}", "oracles"),
+           ("primal_reference.py", "oracles"), ("case_values.py", "oracles"))
+
+
+@dataclass
+class CompileRecord:
+    key: str           # content key: same key, same kernel
+    name: str          # the Python function's name
+    seconds: float
+    phase: str         # run | oracles | relations | nondet
+    served: str        # compiled | disk (numba's or the PTX cache) | memo (this process already had it)
+
+
+_file_digests: dict[tuple, str] = {}
+
+
+def _file_digest(path: str) -> str:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return "?"
+    memo = (path, stat.st_mtime_ns, stat.st_size)
+    if memo not in _file_digests:
+        with open(path, "rb") as fh:
+            _file_digests[memo] = hashlib.sha256(fh.read()).hexdigest()[:16]
+    return _file_digests[memo]
+
+
+def function_key(pyfunc) -> str:
+    """The function's file contents, first line and qualified name: the same in every process."""
+    code = getattr(pyfunc, "__code__", None)
+    if code is None:
+        return repr(pyfunc)
+    return f"{_file_digest(code.co_filename)}:{code.co_firstlineno}:{pyfunc.__qualname__}"
+
+
+def content_key(pyfunc, signature, config) -> str:
+    """The same kernel source, types and target configuration give the same key in every process."""
+    text = f"{function_key(pyfunc)}|{tuple(str(t) for t in signature)}|{config!r}"
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def phase_of_caller() -> str:
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        for marker, phase in _PHASES:
+            if marker in filename:
+                return phase
+        frame = frame.f_back
+    return "run"
+
+
+class CompileLog:
+    """The compile records of one process (one per backend instance)."""
+
+    def __init__(self):
+        self.records: list[CompileRecord] = []
+
+    def add(self, key: str, name: str, seconds: float, phase: str, served: str) -> None:
+        self.records.append(CompileRecord(key, name, seconds, phase, served))
+
+    def since(self, start: int) -> list[CompileRecord]:
+        return self.records[start:]
+

@@ -1,0 +1,122 @@
+"""The suite's speed machinery: one compile per kernel in a process, a lock per kernel across
+processes, work stealing as xdist's default, and the `--harness-profile` breakdown."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from harness.backends.base import CompileMemo
+from harness.backends.compile_log import content_key
+from harness.suite_profile import SuiteProfile
+from tests.conftest import ROOT
+
+
+def _kernel(x):
+    return x
+
+
+def _other_kernel(x):
+    return x
+
+
+def test_memo_compiles_each_function_signature_and_config_once():
+    memo, calls = CompileMemo(), []
+
+    def compile_fn():
+        calls.append(1)
+        return object()
+    a = memo.get(_kernel, ("float32[:]",), "cfg", compile_fn)
+    assert memo.get(_kernel, ("float32[:]",), "cfg", compile_fn) is a
+    assert memo.get(_kernel, ("float64[:]",), "cfg", compile_fn) is not a      # other types
+    assert memo.get(_kernel, ("float32[:]",), "fastmath", compile_fn) is not a  # other configuration
+    assert memo.get(_other_kernel, ("float32[:]",), "cfg", compile_fn) is not a  # other function
+    assert len(calls) == 4
+    assert [r.served for r in memo.log.records] == ["compiled", "memo", "compiled", "compiled", "compiled"]
+    memo.forget()                             # a rebuilt device context: compile again
+    memo.get(_kernel, ("float32[:]",), "cfg", compile_fn)
+    assert len(calls) == 5
+
+
+def test_memo_keeps_closures_apart():
+    """Two closures share their code (file, line, name) but not their captured values: the memo is
+    keyed by the function object, never by its source alone."""
+    def make(k):
+        def kernel(x):
+            return x + k
+        return kernel
+    memo = CompileMemo()
+    one = memo.get(make(1), ("i",), "cfg", lambda: "one")
+    two = memo.get(make(2), ("i",), "cfg", lambda: "two")
+    assert (one, two) == ("one", "two")
+
+
+def test_content_key_names_the_kernel_the_same_way_in_every_process():
+    key = content_key(_kernel, ("float32[:]",), "cfg")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from tests.test_suite_speed import _kernel; "
+            "from harness.backends.compile_log import content_key; print(content_key(_kernel, ('float32[:]',), 'cfg'))")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.stdout.strip() == key
+    assert content_key(_kernel, ("float64[:]",), "cfg") != key
+    assert content_key(_other_kernel, ("float32[:]",), "cfg") != key
+
+
+def test_compile_lock_serialises_one_function(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "generated"))
+    from harness.backends.compile_lock import compiling
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); from tests.test_suite_speed import _kernel; "
+            "from harness.backends.compile_lock import compiling\n"
+            "with compiling(_kernel):\n    print('locked', flush=True); time.sleep(1.5)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(ROOT)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                              env={**__import__('os').environ, "HARNESS_CACHE_DIR": str(tmp_path / "generated")})
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        t0 = time.monotonic()
+        with compiling(_other_kernel):         # another function: not held up
+            assert time.monotonic() - t0 < 1.0
+        with compiling(_kernel):               # the same function: waits for the holder
+            waited = time.monotonic() - t0
+        assert waited > 0.5
+    finally:
+        holder.wait(timeout=60)
+    assert list((tmp_path / "locks").glob("*.lock"))
+
+
+def test_profile_counts_compiles_repeats_and_workers():
+    profile = SuiteProfile()
+    run = lambda *kernels: {"kernels": [list(k) for k in kernels], "timings": {"oracles_s": 1.0}, "duration": 2.0}
+    profile.add_run("a.yaml::forward", "gw0", run(("k1", "f", 0.5, "oracles", "compiled"),
+                                                   ("k2", "f__reverse", 0.25, "relations", "compiled")))
+    profile.add_run("a.yaml::reverse", "gw1", run(("k1", "f", 0.5, "oracles", "compiled"),
+                                                   ("k2", "f__reverse", 0.0, "relations", "memo")))
+    profile.add_run("b.yaml::reverse", "gw1", run(("k3", "g", 0.1, "run", "disk")))
+    profile.add_worker("gw0", {"startup_s": 1.0, "collection_s": 2.0})
+    s = profile.summary()
+    assert s["kernel_requests"] == 5 and s["distinct_kernels"] == 3
+    assert s["served"] == {"compiled": 3, "memo": 1, "disk": 1}
+    assert s["compiled_again"] == 1 and s["compiled_again_s"] == 0.5
+    assert s["kernels_in_several_workers"] == 2
+    assert s["compile_s_by_phase"] == {"oracles": 1.0, "relations": 0.25}
+    assert s["runs_s_by_worker"] == {"gw0": 2.0, "gw1": 4.0}
+    text = "\n".join(profile.lines())
+    assert "distinct kernels: 3" in text and "collection 2.00 / 2.00 s" in text
+
+
+def test_case_suite_steals_work_and_prints_its_profile(tmp_path):
+    """Under -n the suite schedules by work stealing unless --dist is given, and --harness-profile
+    prints and writes the breakdown (one run per worker at least)."""
+    def pytest(*extra):
+        return subprocess.run([sys.executable, "-m", "pytest", "cases/axpy.yaml", "--backend", "sim", "-n", "2",
+                               "-p", "no:cacheprovider", "-k", "primal", "--results", "", "--html", "", *extra],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600,
+                              env={**__import__('os').environ, "HARNESS_CACHE_DIR": str(tmp_path / "generated")})
+    out = pytest("-v", "--harness-profile", str(tmp_path / "profile.json"))
+    assert out.returncode == 0, out.stdout[-2000:]
+    assert "WorkStealingScheduling" in out.stdout
+    assert "harness profile" in out.stdout and "distinct kernels: 2" in out.stdout
+    written = json.loads((tmp_path / "profile.json").read_text())
+    assert written["summary"]["runs"] == 2 and set(written["summary"]["workers"]) == {"gw0", "gw1"}
+    assert all(w["collection_s"] > 0 for w in written["summary"]["workers"].values())
+    explicit = pytest("-v", "--dist", "load")
+    assert explicit.returncode == 0 and "LoadScheduling" in explicit.stdout and "harness profile" not in explicit.stdout
