@@ -39,7 +39,7 @@ class CompileMemo:
         import time
         key = content_key(pyfunc, signature, config)
         try:
-            memo_key = (pyfunc, tuple(signature), config)
+            memo_key = (pyfunc, None if signature is None else tuple(signature), config)
             hash(memo_key)
         except TypeError:                     # unhashable types: compile every time
             memo_key = None

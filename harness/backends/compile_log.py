@@ -53,7 +53,8 @@ def function_key(pyfunc) -> str:
 
 def content_key(pyfunc, signature, config) -> str:
     """The same kernel source, types and target configuration give the same key in every process."""
-    text = f"{function_key(pyfunc)}|{tuple(str(t) for t in signature)}|{config!r}"
+    types = None if signature is None else tuple(str(t) for t in signature)     # None: typed at launch
+    text = f"{function_key(pyfunc)}|{types}|{config!r}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
