@@ -193,7 +193,7 @@ class CaseFile(pytest.File):
         from .errors import CaseError
         root = Path(self.config.rootpath)
         try:
-            cases = load_case_file(self.path, root, seen_ids=self.config.stash.setdefault(_CASE_IDS, {}))
+            cases = load_case_file(self.path, root, seen_ids=self.config.stash.setdefault(_CASE_IDS, {}), cache=True)
         except Exception as error:
             # One ERROR item for this file alone: every other case still runs, and the results
             # (hence the report and `harness run`'s count) show the file under "case file error".

@@ -120,3 +120,54 @@ def test_case_suite_steals_work_and_prints_its_profile(tmp_path):
     assert all(w["collection_s"] > 0 for w in written["summary"]["workers"].values())
     explicit = pytest("-v", "--dist", "load")
     assert explicit.returncode == 0 and "LoadScheduling" in explicit.stdout and "harness profile" not in explicit.stdout
+
+
+CASE = """id: cached-axpy
+title: "out[i] = a * x[i] + y[i]"
+kernel: kernels/elementwise.py:axpy
+launch: {threads: 64, block: 32}
+args:
+  out: {array: {shape: [64], dtype: float32, init: zeros}, activity: duplicated}
+  a:   {scalar: {value: 2.0, dtype: float32}, activity: active}
+  x:   {array: {shape: [64], dtype: float32, init: normal}, activity: duplicated}
+  y:   {array: {shape: [64], dtype: float32, init: normal}, activity: duplicated}
+modes: [forward]
+"""
+
+
+def test_load_cache_serves_an_identical_file_without_parsing_or_validating(tmp_path, monkeypatch):
+    from harness.cases import loader
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache" / "generated"))
+    case = tmp_path / "cases" / "cached.yaml"
+    case.parent.mkdir()
+    case.write_text(CASE)
+    first = loader.load_case_file(case, ROOT, cache=True)
+
+    def refuse(*args):
+        raise AssertionError("parsed or validated again")
+    with monkeypatch.context() as m:
+        m.setattr(loader, "_parse_yaml", refuse)
+        m.setattr(loader, "_validator", refuse)
+        again = loader.load_case_file(case, ROOT, cache=True)
+    assert again == first
+    case.write_text(CASE.replace("2.0", "3.0"))          # another text: parsed and validated afresh
+    changed = loader.load_case_file(case, ROOT, cache=True)
+    assert changed[0].args != first[0].args
+
+
+def test_load_cache_keeps_no_failures(tmp_path, monkeypatch):
+    """A malformed file gets the loader's own error every time (nothing of it is cached)."""
+    from harness.cases import loader
+    from harness.errors import CaseError
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache" / "generated"))
+    case = tmp_path / "cases" / "bad.yaml"
+    case.parent.mkdir()
+    for text in (CASE.replace("modes: [forward]", "modes: [sideways]"), CASE + "  z: [1, 2\n"):
+        case.write_text(text)
+        errors = []
+        for _ in range(2):
+            try:
+                loader.load_case_file(case, ROOT, cache=True)
+            except CaseError as exc:
+                errors.append(str(exc))
+        assert len(errors) == 2 and errors[0] == errors[1]

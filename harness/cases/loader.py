@@ -183,8 +183,15 @@ for _tag in ("binary", "timestamp", "set", "omap", "pairs"):
     _CaseYAMLLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
-def _read_yaml(path: Path, source: str) -> _LineDict:
+def _read_yaml(path: Path, source: str, cache: bool = False) -> _LineDict:
     text = read_case_text(path, source)                  # a regular file, bounded, UTF-8
+    if cache:                                            # a document another process parsed (load_cache.py)
+        from .load_cache import parsed
+        return parsed(text, lambda t: _parse_yaml(t, source), _LineDict)
+    return _parse_yaml(text, source)
+
+
+def _parse_yaml(text: str, source: str) -> _LineDict:
     walk = EventWalk()
     try:
         # First the events, without recursion: depth and expanded size are bounded before any
@@ -259,6 +266,7 @@ class _Context:
     variant_line: int | None = None
     overridden: frozenset = frozenset()
     max_elements: int = MAX_ELEMENTS        # a benchmark's own case may be larger than a regression case
+    cache: bool = False                     # keep parsed and validated documents on disk (load_cache.py)
 
     def fail(self, message: str, path: KeyPath = ()) -> NoReturn:
         key, line = _dotted(path), _line_of(self.document, path)
@@ -299,8 +307,14 @@ def _validator() -> Draft202012Validator:
 
 
 def _validate(ctx: _Context, document: dict) -> None:
+    if ctx.cache:
+        from .load_cache import known_valid, remember_valid
+        if known_valid(document):
+            return
     errors = list(_validator().iter_errors(document))
     if not errors:
+        if ctx.cache:
+            remember_valid(document)
         return
     # Report the mistake a reader meets first in the file; on one line, the most specific one.
     first = min(errors, key=lambda e: (_line_of(document, _blamed_path(e)) or 0, _rank(e)))
@@ -1119,18 +1133,21 @@ def _merged(base: _LineDict, overrides: _LineDict) -> _LineDict:
 
 
 def load_case_file(path: str | os.PathLike, root: str | os.PathLike,
-                   seen_ids: dict[str, str] | None = None, *, max_elements: int = MAX_ELEMENTS) -> list[Case]:
+                   seen_ids: dict[str, str] | None = None, *, max_elements: int = MAX_ELEMENTS,
+                   cache: bool = False) -> list[Case]:
     """Load one case file: the base case (variant=None, variant_names filled), then one Case per
     variant in file order. Raises CaseError (file, line, dotted key) for any malformed case.
 
     `seen_ids` ({case id: file}, shared by the files of one session) refuses an id that another
     file already declared, naming both files; this file's id is added to it once it loads.
     `max_elements` raises the allocation limit for callers that build large cases on purpose
-    (`harness bench --oracle-scaling`); case files in a suite always get the default."""
+    (`harness bench --oracle-scaling`); case files in a suite always get the default. `cache`: reuse
+    the parse and schema check of an identical file from an earlier process (load_cache.py; the
+    pytest plugin's collection, where every xdist worker loads every file)."""
     path, root = Path(path), Path(root).resolve()
     source = _project_relative(path, root)
-    document = _read_yaml(path, source)
-    ctx = _Context(root=root, source=source, document=document, max_elements=max_elements)
+    document = _read_yaml(path, source, cache)
+    ctx = _Context(root=root, source=source, document=document, max_elements=max_elements, cache=cache)
     check_document(document, ctx.fail)                   # text, numbers: whatever the key
     _validate(ctx, document)
     if seen_ids is not None and seen_ids.get(document["id"], source) != source:
