@@ -86,8 +86,9 @@ def run_session(args) -> int:
     except ValueError as exc:
         print(f"harness run: --engine: {exc}", file=sys.stderr)
         return 2
+    # hypothesis's pytest plugin imports hypothesis for its end-of-session summary; no case uses it
     argv = paths + ["--backend", args.backend, "--engine", args.engine, "-q", "-p", "no:cacheprovider",
-                    "--rootdir", str(root)]
+                    "-p", "no:hypothesispytest", "--rootdir", str(root)]
     if args.results is not None:
         argv += ["--results", str((cwd / args.results).resolve()) if args.results else ""]
     if args.output is not None:
