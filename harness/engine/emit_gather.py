@@ -61,8 +61,8 @@ def own_emitters(em: EmitState) -> dict:
 
     def load(em: EmitState, s: Assign):
         if s.expr.array in gathered:
-            em.line(f"# {s.expr.array}[{index_text(s.expr.index)}]: adjoint gathered by the element's thread"
-                    + em.comment_line(s.line))
+            em.line(f"pass  # {s.expr.array}[{index_text(s.expr.index)}] (line {s.line}): adjoint gathered by "
+                    "the element's thread")       # a statement: it may be all a branch holds
         else:
             base["load"](em, s)
 
