@@ -30,6 +30,7 @@ class Transfers:
     def reset(self):
         self.arrays: list[int] = []
         self.scalars = 0
+        self.uploads: list[int] = []      # sizes of the host arrays the backend copied to the device
 
     @property
     def largest(self) -> int:
@@ -228,6 +229,7 @@ class FakeDeviceBackend:
         return getattr(self._sim, name)
 
     def asarray(self, host):
+        TRANSFERS.uploads.append(int(host.size))
         return wrap(self._sim.asarray(host))
 
     def zeros(self, shape, dtype):

@@ -102,6 +102,10 @@ def test_a_case_runs_on_device_arrays_with_no_host_round_trip(launching_backend,
             assert {"rel-noneed", "rel-batch", "rel-active", "nondet"} <= {v.name for v in got.oracles} \
                 or run.mode == "primal"
             assert TRANSFERS.largest <= CANDIDATES < n, (run.name, TRANSFERS.arrays)
+            # each host array crosses once per adapter, however many launches the checks make
+            # (out, x and y; a primal run also launches numba's own twin on fresh copies)
+            uploads = sum(size >= n for size in TRANSFERS.uploads)
+            assert uploads == (6 if run.mode == "primal" else 3), (run.name, TRANSFERS.uploads)
 
 
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
