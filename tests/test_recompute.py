@@ -101,11 +101,20 @@ REGISTER_ONLY = {
 @pytest.mark.parametrize("name", sorted(REGISTER_ONLY))
 def test_register_only_loops_are_recomputed(backend, name):
     ref, args = REGISTER_ONLY[name]
-    text = _source(_engine(backend), _kernel(ref), args(backend))
+    text = _source(_engine(backend, recompute_limit=16), _kernel(ref), args(backend))
     assert _entry_registers(text), "no entry registers kept: the loop is not recomputed"
     assert re.search(r"for _j\d+ in range\(", text), "no replay of the earlier iterations"
     assert not _taped_registers(text)          # below the limit only the overflow check
     assert re.search(r"elif _n\d+ >= 16:", text), "iterations past recompute_limit are not taped"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTER_ONLY))
+def test_by_default_a_register_only_loop_declares_no_tape(backend, name):
+    """The default recompute_limit equals the default tape_size: every iteration the reverse
+    sweep can replay is recomputed, and no local-memory tape is declared."""
+    ref, args = REGISTER_ONLY[name]
+    text = _source(_engine(backend), _kernel(ref), args(backend))
+    assert _entry_registers(text) and not _declares_tape(text), text
 
 
 def test_nested_register_only_loops_are_both_recomputed(backend):

@@ -166,12 +166,13 @@ def horner_dup_reverse(out, dout, x, dx, c, dc, spread):
 # ---------------------------------------------------------------- Horner with a runtime degree
 # Three reverse kernels with the generated kernel's semantics (dx += dout * p'(t), dout consumed,
 # the overflow flag set past TAPE entries): `recompute` is the generated kernel's own scheme
-# written by hand (the first RECOMPUTE iterations' acc rebuilt by replay, later ones taped), the
-# like-for-like reference; `direct` carries p'(t) forward beside p(t) in one pass (the best a
+# written by hand (the first RECOMPUTE iterations' acc rebuilt by replay, later ones taped; with
+# the default limit, RECOMPUTE = TAPE, no tape is ever written or read), the like-for-like
+# reference; `direct` carries p'(t) forward beside p(t) in one pass (the best a
 # person would write for one input per thread); `tape` keeps every iteration's acc in local memory
 # (what the generated kernel did before it recomputed).
 TAPE = 64
-RECOMPUTE = 16
+RECOMPUTE = 64     # the engine's default recompute_limit (= its default tape_size)
 
 
 def horner_dynamic_forward(out, dout, x, dx, c, n):

@@ -34,7 +34,7 @@ class Signature:
     skip_store: frozenset = frozenset()   # DuplicatedNoNeed arrays never read: primal not written
     tape_size: int = 64               # iterations per dynamic loop the reverse sweep can replay
     gather: dict = field(default_factory=dict)   # array -> read groups whose adjoint is gathered (gather.py)
-    recompute_limit: int = 16         # iterations of an eligible loop rebuilt by replay instead (emit_loops.py)
+    recompute_limit: int = 64         # iterations of an eligible loop rebuilt by replay instead (emit_loops.py)
 
 
 

@@ -71,7 +71,7 @@ class EngineOptions:
     fastmath: bool = False
     debug: bool = False
     tape_size: int = 64               # iterations of a dynamic loop the reverse sweep can replay
-    recompute_limit: int = 16         # iterations of an eligible loop rebuilt from its entry registers (emit_loops.py)
+    recompute_limit: int = 64         # iterations of an eligible loop rebuilt from its entry registers (emit_loops.py)
 
     @staticmethod
     def from_dict(d: dict | None, defaults: dict | None = None) -> "EngineOptions":

@@ -36,7 +36,7 @@ class PassState:
     job: Any                          # jobs.CompilerJob of this kernel
     seams: Any                        # seams.Seams
     tape_size: int
-    recompute_limit: int = 16
+    recompute_limit: int = 64
     ir: KernelIR | None = None
     activity: dict = field(default_factory=dict)      # name -> activity, local arrays included
     varied: set = field(default_factory=set)          # values that carry a derivative
