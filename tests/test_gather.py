@@ -87,6 +87,12 @@ def _launch(backend, engine, kernel, spec, launch, seed=5):
     return _state(backend, args) + [np.array(v) for _, v in sorted(result.adjoints.items())]
 
 
+def _gathering(backend):
+    """An engine with the gather turned on (engine option gather_stencils; off by default)."""
+    from harness.engine.launch import Engine, EngineOptions
+    return Engine(backend, EngineOptions(gather_stencils=True))
+
+
 def _source(engine, kernel, spec, launch, backend) -> str:
     from harness.engine.launch import LaunchConfig
     plan, _ = engine.prepare(kernel, LaunchConfig.of(*launch), _args(backend, spec, 0), "reverse")
@@ -100,15 +106,13 @@ def _atomics_on(text: str, fname: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name, kernel, spec, launch", GATHERED, ids=[g[0] for g in GATHERED])
-def test_gathered_reverse_equals_the_scatter(launching_backend, monkeypatch, name, kernel, spec, launch):
-    from harness.engine import gather
+def test_gathered_reverse_equals_the_scatter(launching_backend, name, kernel, spec, launch):
     from harness.engine.launch import Engine
     k = _kernel(kernel)
-    text = _source(Engine(launching_backend), k, spec, launch, launching_backend)
+    text = _source(_gathering(launching_backend), k, spec, launch, launching_backend)
     assert "_gather_x(" in text, "the gather form is chosen"
-    got = _launch(launching_backend, Engine(launching_backend), k, spec, launch)
-    monkeypatch.setattr(gather, "gathered_arrays", lambda *a, **kw: {})
-    scatter = Engine(launching_backend)
+    got = _launch(launching_backend, _gathering(launching_backend), k, spec, launch)
+    scatter = Engine(launching_backend)          # the default: scatter
     assert "_gather_" not in _source(scatter, k, spec, launch, launching_backend)
     want = _launch(launching_backend, scatter, k, spec, launch)
     assert len(got) == len(want)
@@ -116,9 +120,16 @@ def test_gathered_reverse_equals_the_scatter(launching_backend, monkeypatch, nam
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
-def test_gathered_kernel_has_no_atomics_on_the_gathered_shadow(backend, engine):
+def test_by_default_the_stencil_adjoint_is_scattered(backend, engine):
     spec = [("dup", N), ("dup", N), ("dup", W), ("int", 2)]
     text = _source(engine, _kernel("conv3"), spec, (3, 16), backend)
+    assert "_gather_" not in text
+    assert sorted(set(_atomics_on(text, "conv3__reverse"))) == ["d_uniform_spread", "d_x"]
+
+
+def test_gathered_kernel_has_no_atomics_on_the_gathered_shadow(backend):
+    spec = [("dup", N), ("dup", N), ("dup", W), ("int", 2)]
+    text = _source(_gathering(backend), _kernel("conv3"), spec, (3, 16), backend)
     assert _atomics_on(text, "conv3__reverse") == ["d_uniform_spread"] * 3, "only the weights' block sums"
     assert "gathered adjoints: x" in text
     # the stored cotangent is read by the readers' replays and zeroed by the consume kernel only
@@ -137,14 +148,14 @@ INELIGIBLE = [
 
 
 @pytest.mark.parametrize("name, kernel, spec, launch", INELIGIBLE, ids=[g[0] for g in INELIGIBLE])
-def test_ineligible_kernels_keep_the_scatter(backend, engine, name, kernel, spec, launch):
+def test_ineligible_kernels_keep_the_scatter(backend, name, kernel, spec, launch):
     from harness.activity import Const
     spec = [s if s[0] != "int-array" else ("int", None) for s in spec]
     args = _args(backend, spec, 0)
     if name == "data-dependent-offset":
         args[2] = Const(backend.asarray(np.arange(N) % 3))
     from harness.engine.launch import LaunchConfig
-    plan, _ = engine.prepare(_kernel(kernel), LaunchConfig.of(*launch), args, "reverse")
+    plan, _ = _gathering(backend).prepare(_kernel(kernel), LaunchConfig.of(*launch), args, "reverse")
     text = Path(plan.source_path).read_text()
     assert "_gather_" not in text and plan.consume is None
     if launch != (1, 1):
@@ -190,12 +201,11 @@ def _random_stencil(rng) -> str:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_random_stencils_equal_the_scatter(launching_backend, monkeypatch, tmp_path, seed):
+def test_random_stencils_equal_the_scatter(launching_backend, tmp_path, seed):
     """Seeded random stencils (offsets literal, runtime and coinciding, nonlinear reads, branches on
     values, guards that skip threads, various grids): the gathered reverse equals the scatter."""
     import importlib.util
 
-    from harness.engine import gather
     from harness.engine.launch import Engine
     rng = np.random.default_rng(seed)
     path = tmp_path / f"stencil_{seed}.py"
@@ -205,9 +215,8 @@ def test_random_stencils_equal_the_scatter(launching_backend, monkeypatch, tmp_p
     spec_.loader.exec_module(module)
     spec = [("dup", N), ("dup", N), ("dup", N), ("int", int(rng.integers(0, 3)))]
     launch = [(3, 16), (1, 16), (5, 8)][seed % 3]
-    text = _source(Engine(launching_backend), module.kernel, spec, launch, launching_backend)
-    got = _launch(launching_backend, Engine(launching_backend), module.kernel, spec, launch, seed)
-    monkeypatch.setattr(gather, "gathered_arrays", lambda *a, **kw: {})
+    text = _source(_gathering(launching_backend), module.kernel, spec, launch, launching_backend)
+    got = _launch(launching_backend, _gathering(launching_backend), module.kernel, spec, launch, seed)
     want = _launch(launching_backend, Engine(launching_backend), module.kernel, spec, launch, seed)
     offsets = {o.strip() for o in re.findall(r"x\[l([^\]]*)\]", path.read_text())}
     owned = len(offsets) == 1                 # one offset: x is owned, its adjoint needs no gather

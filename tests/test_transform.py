@@ -280,8 +280,11 @@ def test_all_threads_reading_x0_accumulate_without_per_thread_atomics(kernels, e
     assert augmented_to(fdef, "d_x") == [], "added once, by the finish kernel"
 
 
-def test_stencil_gathers_x_without_atomics(kernels, engine, backend, cfg):
-    """x is read at three offsets of the thread index: thread j gathers dx[j] (tests/test_gather.py)."""
+def test_stencil_gathers_x_without_atomics(kernels, backend, cfg):
+    """x is read at three offsets of the thread index: with the gather on, thread j gathers dx[j]
+    (tests/test_gather.py)."""
+    from harness.engine.launch import Engine, EngineOptions
+    engine = Engine(backend, EngineOptions(gather_stencils=True))
     _, fdef = generated(engine, kernels.stencil3, cfg.threads(16, 8), [_dup(backend, 16), _dup(backend, 16)],
                         "reverse")
     assert atomic_adds(fdef) == []
@@ -289,10 +292,8 @@ def test_stencil_gathers_x_without_atomics(kernels, engine, backend, cfg):
     assert augmented_to(fdef, "d_x") == ["_ge"], "and adds into elements beyond the thread count"
 
 
-def test_stencil_atomics_for_x_only(kernels, engine, backend, cfg, monkeypatch):
-    """Without the gather (an ineligible kernel), three index forms for x: atomics on x only."""
-    from harness.engine import gather
-    monkeypatch.setattr(gather, "gathered_arrays", lambda *a, **kw: {})
+def test_stencil_atomics_for_x_only(kernels, engine, backend, cfg):
+    """Without the gather (the default), three index forms for x: atomics on x only."""
     _, fdef = generated(engine, kernels.stencil3, cfg.threads(16, 8), [_dup(backend, 16), _dup(backend, 16)],
                         "reverse")
     adds = atomic_adds(fdef)

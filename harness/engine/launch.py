@@ -72,6 +72,7 @@ class EngineOptions:
     debug: bool = False
     tape_size: int = 64               # iterations of a dynamic loop the reverse sweep can replay
     recompute_limit: int = 64         # iterations of an eligible loop rebuilt from its entry registers (emit_loops.py)
+    gather_stencils: bool = False     # stencil adjoints gathered from their readers (emit_gather.py): off, slower on an H200
 
     @staticmethod
     def from_dict(d: dict | None, defaults: dict | None = None) -> "EngineOptions":
@@ -315,7 +316,7 @@ class Engine:
             compiled = self.backend.compile(fn, sig, target)
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
         st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options.tape_size,
-                                  self.options.recompute_limit),
+                                  self.options.recompute_limit, self.options.gather_stencils),
                         verify_ir=self.verify_ir)
         ir, activity, sig, extrema, fname, source = st.ir, st.activity, st.sig, st.extrema, st.fname, st.source
         width = sig.width

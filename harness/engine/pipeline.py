@@ -37,6 +37,7 @@ class PassState:
     seams: Any                        # seams.Seams
     tape_size: int
     recompute_limit: int = 64
+    gather_stencils: bool = False
     ir: KernelIR | None = None
     activity: dict = field(default_factory=dict)      # name -> activity, local arrays included
     varied: set = field(default_factory=set)          # values that carry a derivative
@@ -67,7 +68,7 @@ def signature(st: PassState):
                        skip_store=frozenset(i.name for i in st.infos
                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
                        tape_size=st.tape_size, recompute_limit=st.recompute_limit)
-    if st.mode == "reverse":              # adjoints gathered from their readers instead of scattered
+    if st.mode == "reverse" and st.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)
 
