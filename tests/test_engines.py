@@ -278,3 +278,20 @@ def test_taichi_functions_return_once_and_warp_int64_atomics_take_int64(tmp_path
     with pytest.raises(UnsupportedError, match="a return inside a loop of a device function"):
         Translator(TaichiTarget(), k2, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)],
                    LAUNCH).module_text("doc")
+
+
+def test_taichi_forward_gives_a_const_array_no_tangent_left_from_an_earlier_run():
+    """The adapter reuses a Taichi field per (position, role, dtype, shape), and runs forward mode
+    without clearing duals: a run that made `y` Duplicated leaves a dual in y's field, which a later
+    run with `y` Const must not see (the adapter zeroes every float field's dual first)."""
+    pytest.importorskip("taichi")
+    from harness.activity import Duplicated
+    from harness.engine.launch import LaunchConfig
+    cfg = LaunchConfig.threads(4, 4)
+    x, y = np.linspace(0.1, 0.4, 4), np.linspace(1.0, 2.0, 4)
+    _launch("taichi", "kernels/layouts.py:mul_sin", cfg, Duplicated(np.zeros(4), np.zeros(4)),
+            Duplicated(x.copy(), np.zeros(4)), Duplicated(y.copy(), np.full(4, 5.0)), mode="forward")
+    dout = np.zeros(4)
+    _launch("taichi", "kernels/layouts.py:mul_sin", cfg, Duplicated(np.zeros(4), dout),
+            Duplicated(x.copy(), np.zeros(4)), y.copy(), mode="forward")
+    assert np.all(dout == 0.0), f"x's tangent is zero and y is Const: J v must be 0, got {dout}"

@@ -221,6 +221,9 @@ class TaichiAdapter(Adapter):
                 # FwdMode seeds one field, in float32; every input's dual is set here in full
                 # precision before entering (inside the context every kernel, from_numpy's too,
                 # runs in forward mode), and FwdMode's own seed goes to a scratch field.
+                for a, f in fields:           # a Const field keeps its dual from an earlier run
+                    if np.issubdtype(a.host.dtype, np.floating):    # (fields are reused per shape)
+                        f.dual.fill(0)
                 for a, f in diff:
                     f.dual.from_numpy(a.shadows[0].astype(a.host.dtype))
                 if diff:
