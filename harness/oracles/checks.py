@@ -52,17 +52,8 @@ def _flat(vars_: list[StateVar], values: Values | np.ndarray, what: str) -> np.n
         if flat.size != expected:
             raise ValueError(f"{what}: got {flat.size} values, the state has {expected}")
         return flat
-    parts = []
     xp = xp_of(*values.values())
-    for v in vars_:
-        n = _size(v)
-        if values.get(v.name) is None:
-            parts.append(xp.zeros(n))
-            continue
-        a = f64(values[v.name], xp).reshape(-1)
-        if a.size != n:
-            raise ValueError(f"{what}: {v.name} has {a.size} values, expected {n} (shape {v.shape})")
-        parts.append(a)
+    parts = _parts(vars_, values, what)     # a mapping: one checked array per variable
     return xp.concatenate(parts) if parts else xp.zeros(0)
 
 
