@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def variants(text: str, fname: str) -> dict[str, str]:
+def variants(text: str) -> dict[str, str]:
     """name -> kernel source; each cuts one stage of the end-of-kernel reduction."""
     head, sep, tail = text.partition("    # uniform-index reads")
     out = {"as generated": text}
@@ -83,7 +83,7 @@ def main(log2n: int = 26):
         print(f"{name}: engine {event_time(bound.launch) * 1e3:.3f} ms ({regs(bound.plan.compiled)} registers)")
         text = Path(bound.plan.source_path).read_text()
         fname = re.search(r"^def (\w+__reverse)\(", text, re.M).group(1)
-        for label, src in variants(text, fname).items():
+        for label, src in variants(text).items():
             path = tmp / f"{name}_{len(label)}_{abs(hash(label))}.py"
             path.write_text(src)
             ns = {}

@@ -373,7 +373,7 @@ def test_several_sums_are_reduce_scattered_over_a_full_warp(kernels, engine, bac
     from harness.activity import Active, BatchDuplicated
     batch = lambda: BatchDuplicated(_array(backend, 64), tuple(_array(backend, 64) for _ in range(4)))  # noqa: E731
     _, fdef = generated(engine, kernels.scale, cfg.threads(64, 32), [batch(), Active(2.0), batch()], "reverse")
-    full = next(s for s in ast.walk(fdef) if isinstance(s, ast.If) and ast.unparse(s.test) == "_nthreads % 32 == 0")
+    full = next(s for s in ast.walk(fdef) if isinstance(s, ast.If) and ast.unparse(s.test) == "_full")
     body = ast.unparse(ast.Module(body=full.body, type_ignores=[]))
     assert body.count("cuda.shfl_xor_sync(") == 2 + 1 + 3, body
     assert "if cuda.laneid % 8 == 0 and cuda.laneid // 8 < 4:" in body

@@ -26,7 +26,8 @@ OFFSETS = (16, 8, 4, 2, 1)
 def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, str, str]] = ()):
     """Sum each Active scalar's per-thread adjoint and each uniform-index register over the launch.
     All sums share one barrier; warp 0 then reduce-scatters the warps' sums the same way and lane
-    k * stride adds sum k (blocks of other sizes: thread k adds up sum k over the warps); one atomic statement per sum."""
+    k * stride adds sum k (blocks of other sizes: thread k adds up sum k over the warps); one
+    atomic statement per sum."""
     out = em.prefix + "active_out"
     sums = [(f"float64({em.d(a, j)})", out, str(k * em.sig.width + j))
             for k, a in enumerate(actives) for j in em.lanes()]
@@ -42,7 +43,8 @@ def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, s
     groups = [(first, names[first:first + 32]) for first in range(0, len(names), 32)]
     for name, (value, _, _) in zip(names, sums):
         em.line(f"{name} = {value}")
-    em.line("if _nthreads % 32 == 0:")
+    em.line("_full = _nthreads % 32 == 0   # every warp full: block-uniform")
+    em.line("if _full:")
     em.depth += 1
     em.line("_m = uint32(0xFFFFFFFF)")
     for first, group in groups:
@@ -60,7 +62,6 @@ def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, s
         em.line(f"    _red[{k}, _tlin // 32] = {name}")
     em.depth -= 1
     em.line("cuda.syncthreads()")
-    em.line("_full = _nthreads % 32 == 0")
     em.line("if _full and _tlin < 32:   # warp 0 sums the warps' sums, lane w holding warp w's")
     em.depth += 1
     for k, name in enumerate(names):
