@@ -80,6 +80,7 @@ class Expectation:
     link: str | None = None         # xfail
     strict: bool = True             # xfail
     state: str | None = None        # xfail: the failing state the known bug shows (e.g. NONDET)
+    crash: bool = False             # xfail: the known bug kills the process running the run
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from .engine.launch import Engine, EngineOptions, LaunchConfig
 from .engine.seams import default_seams
 from .engines import version as engine_version
 from .engines.expectations import judge_engine_refusal
-from .engines.isolation import OUTCOME_MARK, child_death, isolate_engine_runs, judge_engine_fault
+from .engines.isolation import (OUTCOME_MARK, child_death, expected_death, isolate_engine_runs,
+                                judge_engine_fault)
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_kernel
 from .model import ErrorRecord, OracleVerdict, Outcome, Run
@@ -101,6 +102,8 @@ class Runner:
             return outcome
         if isolate and self.backend.name == "cuda" and run.case.expect.error_type == "KernelFaultError":
             return self.execute_isolated(run)
+        if isolate and run.case.expect.kind == "xfail" and run.case.expect.crash:
+            return self.execute_isolated(run)            # a known crash must not take this process with it
         if isolate and run.engine != "bundled" and isolate_engine_runs(self.backend.name):
             return self.execute_isolated(run)            # a fault in Warp or Taichi is sticky (engines/isolation.py)
         case = run.case
@@ -156,8 +159,9 @@ class Runner:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s or None,
                                   cwd=self.root)
             lines = [ln for ln in done.stdout.splitlines() if ln.startswith(OUTCOME_MARK)]
-            if not lines and run.engine != "bundled" and done.returncode < 0:      # killed by a signal
-                return child_death(self.new_outcome(run, time.time()), run.engine, done.returncode, done.stderr)
+            if not lines and (run.engine != "bundled" or run.case.expect.crash) and done.returncode < 0:
+                died = child_death(self.new_outcome(run, time.time()), run.engine, done.returncode, done.stderr)
+                return expected_death(died, run.case.expect)          # killed by a signal
             if not lines and not done.stdout.strip():
                 raise RuntimeError(f"exit status {done.returncode}, no result; stderr ends: {done.stderr[-600:]}")
             return Outcome.from_json(json.loads(lines[-1][len(OUTCOME_MARK):] if lines else

@@ -55,6 +55,9 @@ def judge(expect: Expectation, verdicts: list[OracleVerdict], error: Exception |
         return "UNSUPPORTED", f"refused as expected: {error}"
     if expect.kind == "xfail":
         if state in BUG_STATES:
+            if expect.crash:          # judged here, the process survived: the known crash did not happen
+                return "FAIL", (f"expected the known bug ({expect.reason}) to kill the process running the run, "
+                                f"but it survived with {state}: {message}")
             if expect.state and state != expect.state:    # the known bug must show as its own state
                 return "FAIL", f"expected the known bug ({expect.reason}) to show as {expect.state}, got {state}: {message}"
             return "XFAIL", f"known bug ({expect.reason}): {message}"

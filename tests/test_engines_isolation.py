@@ -154,3 +154,33 @@ def test_an_engine_xfail_covers_wrong_derivatives_not_exceptions():
     bundled = outcome(ErrorRecord("RuntimeError", "x"))
     judge_engine_fault("bundled", bundled)
     assert bundled.state == "XFAIL"
+
+
+CRASH = """\
+engines:
+  warp: {expect: {xfail: {reason: "planted: stands for an engine that aborts", crash: true}}}
+"""
+
+
+def test_a_known_crash_runs_in_its_own_process_and_is_its_xfail(project):
+    """`crash: true`: the run is isolated even where adapter runs are not (isolate=0, the CPU's
+    default), its death is the XFAIL, and the session goes on to the healthy run."""
+    (project / "cases" / "b-dying.yaml").write_text(
+        CASE.replace("ID", "b-dying").replace("KERNEL", "scale_dying") + CRASH)
+    runs = run_session(project, isolate="0", plant="abort:scale_dying")
+    dying = runs[DYING]
+    assert dying["state"] == "XFAIL", dying["message"]
+    assert dying["message"].startswith("known bug (planted: stands for an engine that aborts): the process "
+                                       "running this warp reverse run died with SIGABRT"), dying["message"]
+    assert runs[HEALTHY]["state"] == "PASS", runs[HEALTHY]["message"]
+
+
+def test_a_known_crash_that_does_not_happen_fails():
+    """A crash xfail judged in a surviving process: another failure is not the known bug."""
+    from harness.model import Expectation
+    from harness.model import OracleVerdict
+    from harness.verdicts import judge
+    crash = Expectation(kind="xfail", reason="aborts", crash=True)
+    state, message = judge(crash, [OracleVerdict("fd-reverse", "fail", "values differ")], None)
+    assert state == "FAIL" and "to kill the process running the run, but it survived with FAIL" in message
+    assert judge(crash, [OracleVerdict("fd-reverse", "pass", "ok")], None)[0] == "XPASS"

@@ -354,6 +354,8 @@ ERRORS = [
     ("bad-expect-word", BASE + "expect: fail\n", 8, "expect", ["'pass', 'unsupported'"]),
     ("xfail-without-reason", BASE + "expect: {xfail: {strict: false}}\n", 8,
      "expect.xfail.reason", ["missing required key 'reason'"]),
+    ("xfail-crash-with-state", BASE + "expect: {xfail: {reason: r, crash: true, state: FAIL}}\n", 8,
+     "expect.xfail.state", ["names no failing state"]),
     ("expect-two-kinds", BASE + "expect:\n  error: {type: X}\n  xfail: {reason: r}\n", 8,
      "expect", ["exactly one of error, xfail, unsupported"]),
     ("bad-match-regex", BASE + "expect: {error: {type: KernelError, match: '(x'}}\n", 8,

@@ -849,8 +849,12 @@ def _build_expect(ctx: _Context, raw: Any, path: KeyPath = ("expect",)) -> Expec
         return Expectation(kind="error", error_type=body["type"], match=match,
                            argument=body.get("argument"), param=body.get("param"))
     if kind == "xfail":
+        if body.get("crash") and body.get("state"):
+            ctx.fail("an xfail with crash: true ends in the process's death, so it names no failing state",
+                     path + (kind, "state"))
         return Expectation(kind="xfail", reason=body["reason"], link=body.get("link"),
-                           strict=body.get("strict", True), state=body.get("state"))
+                           strict=body.get("strict", True), state=body.get("state"),
+                           crash=body.get("crash", False))
     return Expectation(kind="unsupported", match=match)
 
 
