@@ -5,10 +5,12 @@ writes (snapshot and restore of every input around every probe). The adapter is 
 upload of each host input (kept untouched, copied on the device for every launch) it keeps no
 state between calls.
 
-States, directions and results are arrays of the backend's own module (`xp`): cupy on the cuda
-backend, numpy on sim and ptx. So on a GPU the oracles and relations compute where the arrays are,
-and nothing of the size of the state crosses to the host (issue 12 item 7); seeds given as numpy
-arrays are uploaded. A derivative launch returns a `DerivativeLaunch` (every lane's result, the
+States, directions and results are arrays of one module (`xp`), decided per problem: on a device
+backend (cupy on cuda) a problem larger than policy.HOST_STATE_LIMIT elements keeps them on the
+device, so the oracles and relations compute where the arrays are and nothing of the size of the
+state crosses to the host (issue 12 item 7; seeds given as numpy arrays are uploaded); a smaller one
+(`on_host`) keeps them in numpy and stages each launch (harness/host_staging.py), so its hundreds of
+tiny oracle operations cost microseconds instead of a device launch each. sim and ptx are numpy. A derivative launch returns a `DerivativeLaunch` (every lane's result, the
 primal arrays the launch left, the engine's LaunchResult); whoever needs more than J v or J^T w
 (the gradient strategy's primal-state and batch-lane checks, the activity relations) reads it there,
 through `harness/launch_log.py`.
@@ -22,6 +24,7 @@ import numpy as np
 
 from .activity import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from .engine.launch import Engine, LaunchConfig
+from .host_staging import HOST, keeps_on_host, staged_launch
 from .inputs import HostArg, laid_out
 from .layouts import Buffer, check_aliasing, check_layout, device_view, element_layout, root_of
 from .oracles.arrays import f64, xp_of
@@ -55,17 +58,27 @@ def array_module(backend):
     return xp_of(backend.zeros((1,), np.float64))
 
 
+def _host_arrays(args: list[HostArg]) -> list:
+    return [a.value for a in args if a.spec.kind == "array"]
+
+
 class KernelProblem:
     """F: initial differentiable state -> final differentiable state, for one launch."""
     writes_seeds = False      # shadows are built from a seed, never the seed itself: no copy needed
     fresh_results = True      # every call returns arrays of its own launch, held by no one else
 
     def __init__(self, engine: Engine, kernel, config: LaunchConfig, args: list[HostArg],
-                 uploads: dict | None = None):
-        """`uploads`: another adapter's uploads of the same host arrays, to share (with_launch)."""
+                 uploads: dict | None = None, on_host: bool | None = None):
+        """`uploads`: another adapter's uploads of the same host arrays, to share (with_launch).
+        `on_host`: keep states on the host and stage launches (None: decided by the arrays' size;
+        a variant follows its parent, so their results are arrays of one module)."""
         self.engine, self.kernel, self.config, self.args = engine, kernel, config, args
         self.backend = engine.backend
-        self.xp = array_module(self.backend)
+        device_xp = array_module(self.backend)
+        self.on_host = keeps_on_host(device_xp, _host_arrays(args)) if on_host is None else on_host
+        self.xp = np if self.on_host else device_xp
+        # where device_view puts an argument's copies: numpy twins on the host, else the device
+        self._arrays = HOST if self.on_host else self.backend
         self.inputs = []
         self.outputs = []
         for a in args:
@@ -96,7 +109,7 @@ class KernelProblem:
         (`_fresh_roots`), widened to float64 on the device where finite differences need it."""
         for a in self.args:
             if a.spec.kind == "array" and element_layout(a.value) is not None:
-                device_view(self.backend, a.value, pristine, a.value.dtype)
+                device_view(self._arrays, a.value, pristine, a.value.dtype)
         return pristine
 
     def _check_memory(self):
@@ -140,7 +153,7 @@ class KernelProblem:
             v = a.value
             if a.spec.kind == "array":
                 # as_float64: the float64 reference of FD, in the same layout
-                v = device_view(self.backend, v, roots, np.float64 if wide(a) else None)
+                v = device_view(self._arrays, v, roots, np.float64 if wide(a) else None)
                 if overrides and a.spec.name in overrides:
                     # an FD probe s + h v, written in float64 before anything is rounded; a
                     # differentiable array shares its allocation with no other argument (checked)
@@ -164,9 +177,9 @@ class KernelProblem:
         its primal's (strides, offset, and the rest of the allocation as the primal's)."""
         layout = (a.spec.shadow or {}).get("layout")
         if layout:
-            out = device_view(self.backend, laid_out(np.zeros(a.value.shape, a.value.dtype), layout))
+            out = device_view(self._arrays, laid_out(np.zeros(a.value.shape, a.value.dtype), layout))
         else:
-            out = device_view(self.backend, a.value, self._fresh_roots([(a.value, a.value.dtype)]))
+            out = device_view(self._arrays, a.value, self._fresh_roots([(a.value, a.value.dtype)]))
         out[...] = self.xp.broadcast_to(f64(seed, self.xp), a.value.shape)
         return out
 
@@ -209,7 +222,7 @@ class KernelProblem:
         """An argument's initial value, float64, in the backend's module: a copy of its upload."""
         if a.spec.kind == "array":
             fresh = self._fresh_roots([(a.value, np.float64)])
-            return device_view(self.backend, a.value, fresh, np.float64).astype(self.xp.float64, copy=False)
+            return device_view(self._arrays, a.value, fresh, np.float64).astype(self.xp.float64, copy=False)
         return self.xp.asarray(a.value, dtype=self.xp.float64)
 
     def primal64(self, state: dict) -> dict:
@@ -220,7 +233,7 @@ class KernelProblem:
 
     def _primal(self, state: dict, as_float64: bool) -> dict:
         values = self._device_values(state, as_float64=as_float64)
-        self.engine.launch(self.kernel, self.config, *values, mode="primal")
+        self._launch(values, "primal")
         return self._finals(values)
 
     def primal_finals(self) -> dict:
@@ -243,7 +256,7 @@ class KernelProblem:
         values = self._device_values()
         names = [v.name for v in self.inputs]
         args = self._annotate(values, self._lanes(seed, names, lane_seeds), mode)
-        result = self.engine.launch(self.kernel, self.config, *args, mode=mode)
+        result = self._launch(args, mode)
         lanes = [{} for _ in range(self.width)]
         for a, ann in zip(self.args, args):
             if a.spec.activity == "const":
@@ -260,8 +273,16 @@ class KernelProblem:
                     lanes[j][name] = self.xp.asarray(adj[j], dtype=self.xp.float64)   # beside device arrays
         return DerivativeLaunch(mode, given, lanes, self._finals(values), result)
 
+    def _launch(self, args: list, mode: str):
+        """One engine launch on `args` (annotated or bare): on the device arrays themselves, or,
+        on_host, on device twins of the host arrays, whose final values come back into them."""
+        if self.on_host:
+            return staged_launch(self.engine, self.backend, self.kernel, self.config, args, mode)
+        return self.engine.launch(self.kernel, self.config, *args, mode=mode)
+
     def with_launch(self, config=None, kernel=None, args: list[HostArg] | None = None) -> "KernelProblem":
-        """The same problem with another launch configuration, kernel or arguments (a new adapter)."""
+        """The same problem with another launch configuration, kernel or arguments (a new adapter,
+        on the same side of the host/device line as this one)."""
         return KernelProblem(self.engine, kernel if kernel is not None else self.kernel,
                              config if config is not None else self.config,
-                             args if args is not None else self.args, uploads=self._pristine)
+                             args if args is not None else self.args, uploads=self._pristine, on_host=self.on_host)

@@ -40,7 +40,7 @@ class NestedProblem(KernelProblem):
         overrides = dict(primal_state or {})
         overrides.update({self.pairs[p]: v for p, v in shadows.items()})
         values = self._device_values(overrides, as_float64=as_float64)
-        return values, self.engine.launch(self.kernel, self.config, *values, mode="primal")
+        return values, self._launch(values, "primal")
 
     def _read(self, values, names) -> dict:
         by_name = {a.spec.name: v for a, v in zip(self.args, values)}

@@ -88,6 +88,18 @@ def relation_rtol(dtype: str | None) -> float:
     return RELATION_RTOL.get(str(dtype), RELATION_RTOL["float64"])
 
 
+# ----------------------------------------------------------------------------- where states live
+
+# On a device backend, a problem whose arrays hold at most this many elements in all (counted over
+# distinct allocations) keeps the oracles' states, comparisons, FD probes and the relations in numpy
+# and copies its arrays to the device around each kernel launch (harness/host_staging.py): a cupy
+# operation costs a launch and a synchronisation (about 10 us, and a cupy compile in an empty
+# cache) where numpy on a few thousand elements costs about 1 us. Above it, a state-sized host
+# round trip per launch costs more than the operations, so the states stay on the device. At 2^16
+# float64 elements one numpy pass (0.5 MB) and one copy each way cost about as much as a few cupy
+# launches: the break-even region.
+HOST_STATE_LIMIT = 1 << 16
+
 # ----------------------------------------------------------------------------- finite differences
 
 # Random tangent directions the finite-difference oracle checks when the case does not say

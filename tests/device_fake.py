@@ -4,7 +4,8 @@
 `__array_ufunc__` / `__array_function__`, as they dispatch to cupy), but nothing converts it to a
 host array implicitly: `np.asarray(x)` raises, as cupy's does; mixing it with numpy arrays in one
 operation raises, as cupy does. What does reach the host is counted: `.get()` and the backend's
-`to_host` record the number of entries, `float()` / `int()` / `bool()` count one scalar each. A test
+`to_host` record the number of entries, `float()` / `int()` / `bool()` count one scalar each; every
+operation computed on fake arrays (each a kernel launch on a GPU) counts in `device_ops`. A test
 then states that only scalars and the few worst entries crossed, whatever the size of the arrays.
 
 `FAKE` is the module (`xp`), registered with harness.oracles.arrays; `FakeDeviceBackend` wraps the
@@ -22,7 +23,8 @@ class HostTransferError(TypeError):
 
 
 class Transfers:
-    """What crossed to the host: sizes of array transfers, and how many scalars."""
+    """What crossed to the host (sizes of array transfers, how many scalars), what was uploaded, and
+    how many operations ran on device arrays."""
 
     def __init__(self):
         self.reset()
@@ -31,6 +33,7 @@ class Transfers:
         self.arrays: list[int] = []
         self.scalars = 0
         self.uploads: list[int] = []      # sizes of the host arrays the backend copied to the device
+        self.device_ops = 0               # operations computed on device arrays (each a launch on a GPU)
 
     @property
     def largest(self) -> int:
@@ -124,11 +127,13 @@ class FakeDeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     # ------------------------------------------------------------------ numpy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        TRANSFERS.device_ops += 1
         if "out" in kwargs:
             kwargs["out"] = tuple(unwrap(o) for o in kwargs["out"])
         return wrap(getattr(ufunc, method)(*unwrap(inputs), **kwargs))
 
     def __array_function__(self, func, types, args, kwargs):
+        TRANSFERS.device_ops += 1
         return wrap(func(*unwrap(args), **unwrap(kwargs)))
 
     @property
@@ -152,22 +157,32 @@ class FakeDeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return wrap(self._a[unwrap(key, strict=False)])
 
     def __setitem__(self, key, value):
+        TRANSFERS.device_ops += 1
         self._a[unwrap(key, strict=False)] = unwrap(value)
 
     def astype(self, dtype, copy=True):
+        TRANSFERS.device_ops += copy or self._a.dtype != np.dtype(dtype)
         return wrap(self._a.astype(dtype, copy=copy))
 
     def reshape(self, *shape, **kw):
         return wrap(self._a.reshape(*shape, **kw))
 
     def copy(self):
+        TRANSFERS.device_ops += 1
         return wrap(self._a.copy())
 
     def __getattr__(self, name):          # ravel, sum, max, any, argmax, mean, ...: run inside, wrapped
         method = getattr(self._a, name)
         if not callable(method):
             raise AttributeError(name)
-        return lambda *args, **kwargs: wrap(method(*unwrap(args), **unwrap(kwargs)))
+        return _counted(lambda *args, **kwargs: wrap(method(*unwrap(args), **unwrap(kwargs))))
+
+
+def _counted(fn):
+    def call(*args, **kwargs):
+        TRANSFERS.device_ops += 1
+        return fn(*args, **kwargs)
+    return call
 
 
 class _Namespace:
@@ -182,7 +197,9 @@ class _Namespace:
             return _Namespace(value)
         if isinstance(value, type) or not callable(value):
             return value                      # dtypes, constants
-        return lambda *args, **kwargs: wrap(value(*unwrap(args), **unwrap(kwargs)))
+        if self._module is np.lib.stride_tricks:       # views: no operation runs on the device
+            return lambda *args, **kwargs: wrap(value(*unwrap(args), **unwrap(kwargs)))
+        return _counted(lambda *args, **kwargs: wrap(value(*unwrap(args), **unwrap(kwargs))))
 
 
 class _Random:
@@ -224,6 +241,7 @@ class FakeDeviceBackend:
 
     def __init__(self, sim):
         self._sim = sim
+        self.launches = 0
 
     def __getattr__(self, name):
         return getattr(self._sim, name)
@@ -242,6 +260,7 @@ class FakeDeviceBackend:
         return isinstance(value, FakeDeviceArray)
 
     def launch(self, compiled, grid, block, args):
+        self.launches += 1
         return self._sim.launch(compiled, grid, block, [unwrap(a, strict=False) for a in args])
 
     def prepare_launch(self, compiled, grid, block, args):

@@ -80,32 +80,80 @@ def _case_file(tmp_path: Path, n: int) -> Path:
     return path
 
 
-def test_a_case_runs_on_device_arrays_with_no_host_round_trip(launching_backend, tmp_path):
-    """Through the runner (every oracle, the primal reference, the activity relations and the
-    nondeterminism oracle): the same states as on numpy, and nothing state-sized reaches the host."""
-    if launching_backend.name != "sim":
-        pytest.skip("the fake device wraps the simulator")
+def _fake_runs(tmp_path: Path, n: int):
+    """(plain simulator runner, runner on the fake device, the axpy case's runs) at n elements."""
     from harness.cases import expand_runs, load_case_file
     from harness.runner import Runner
-    n = 128
-    case_path = _case_file(tmp_path, n)
     plain, fake = Runner(ROOT, "sim"), Runner(ROOT, "sim")
     fake.backend = FakeDeviceBackend(fake.backend)
-    for case in load_case_file(case_path, ROOT):
-        for run in expand_runs(case, "sim"):
-            expected = plain.execute(run)
-            TRANSFERS.reset()
+    runs = [run for case in load_case_file(_case_file(tmp_path, n), ROOT) for run in expand_runs(case, "sim")]
+    return plain, fake, runs
+
+
+def test_a_case_runs_on_device_arrays_with_no_host_round_trip(launching_backend, tmp_path, monkeypatch):
+    """Through the runner (every oracle, the primal reference, the activity relations and the
+    nondeterminism oracle), a problem above policy.HOST_STATE_LIMIT: the same states as on numpy,
+    and nothing state-sized reaches the host."""
+    if launching_backend.name != "sim":
+        pytest.skip("the fake device wraps the simulator")
+    from harness import policy
+    n = 128
+    monkeypatch.setattr(policy, "HOST_STATE_LIMIT", n - 1)         # 3 arrays of n: a large problem
+    plain, fake, runs = _fake_runs(tmp_path, n)
+    for run in runs:
+        expected = plain.execute(run)
+        TRANSFERS.reset()
+        got = fake.execute(run)
+        assert got.error is None, got.error.traceback
+        assert got.state == expected.state == "PASS", got.message
+        assert [(v.name, v.verdict) for v in got.oracles] == [(v.name, v.verdict) for v in expected.oracles]
+        assert {"rel-noneed", "rel-batch", "rel-active", "nondet"} <= {v.name for v in got.oracles} \
+            or run.mode == "primal"
+        assert TRANSFERS.largest <= CANDIDATES < n, (run.name, TRANSFERS.arrays)
+        # each host array crosses once per adapter, however many launches the checks make
+        # (out, x and y; a primal run also launches numba's own twin on fresh copies)
+        uploads = sum(size >= n for size in TRANSFERS.uploads)
+        assert uploads == (6 if run.mode == "primal" else 3), (run.name, TRANSFERS.uploads)
+
+
+def test_a_small_case_checks_on_the_host_and_only_launches_on_the_device(launching_backend, tmp_path):
+    """At or below policy.HOST_STATE_LIMIT the oracles and relations compute in numpy: the device
+    sees each launch's arrays copied in and out and the engine's own per-launch work, nothing else.
+    The same verdicts as the simulator's, and far fewer device operations than the device path."""
+    if launching_backend.name != "sim":
+        pytest.skip("the fake device wraps the simulator")
+    from harness import policy
+    from harness.kernel_problem import KernelProblem
+    n = 128
+    assert 3 * n <= policy.HOST_STATE_LIMIT
+    plain, fake, runs = _fake_runs(tmp_path, n)
+    problems = []
+    original = KernelProblem.__init__
+
+    def remember(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        problems.append(self)
+    for run in runs:
+        if run.mode == "primal":
+            continue
+        expected = plain.execute(run)
+        TRANSFERS.reset()
+        fake.backend.launches = 0
+        try:
+            KernelProblem.__init__ = remember
             got = fake.execute(run)
-            assert got.error is None, got.error.traceback
-            assert got.state == expected.state == "PASS", got.message
-            assert [(v.name, v.verdict) for v in got.oracles] == [(v.name, v.verdict) for v in expected.oracles]
-            assert {"rel-noneed", "rel-batch", "rel-active", "nondet"} <= {v.name for v in got.oracles} \
-                or run.mode == "primal"
-            assert TRANSFERS.largest <= CANDIDATES < n, (run.name, TRANSFERS.arrays)
-            # each host array crosses once per adapter, however many launches the checks make
-            # (out, x and y; a primal run also launches numba's own twin on fresh copies)
-            uploads = sum(size >= n for size in TRANSFERS.uploads)
-            assert uploads == (6 if run.mode == "primal" else 3), (run.name, TRANSFERS.uploads)
+        finally:
+            KernelProblem.__init__ = original
+        assert got.error is None, got.error.traceback
+        assert [(v.name, v.verdict, v.message) for v in got.oracles] == \
+            [(v.name, v.verdict, v.message) for v in expected.oracles]
+        assert problems and all(p.on_host and p.xp is np for p in problems)
+        # on the device: each launch's arrays copied in and out, and the engine zeroing the Active
+        # scalar's adjoint buffer; not the oracles' arithmetic (about 1,000 device operations for
+        # these 15 launches when the states stay on the device)
+        launches = fake.backend.launches
+        assert launches > 10 and TRANSFERS.device_ops <= launches, (launches, TRANSFERS.device_ops)
+        assert sum(TRANSFERS.uploads) >= n * launches         # every launch copies its arrays in
 
 
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
@@ -163,3 +211,25 @@ def test_a_comparison_in_pieces_reports_what_one_comparison_reports():
     for only_bad in (False, True):
         assert list(map(repr, pieces.worst(only_bad=only_bad))) == list(map(repr, whole.worst(only_bad=only_bad)))
     assert pieces.top.name == whole.names[whole.worst_index()] == "a[60]"         # the NaN entry
+
+
+@pytest.mark.parametrize("case_file", ["alias-buffer-twice", "layout-offset", "layout-strided", "layout-transposed",
+                                       "layout-shadow-order", "layout-broadcast"])
+def test_staged_launches_keep_layouts_and_shared_buffers(launching_backend, case_file):
+    """A small problem's launches copy each host allocation to the device once and back: offsets,
+    strides, transposes, broadcast views and arguments sharing one buffer come out as the simulator
+    has them on numpy (every run's state, verdicts and messages)."""
+    if launching_backend.name != "sim":
+        pytest.skip("the fake device wraps the simulator")
+    from harness.cases import expand_runs, load_case_file
+    from harness.runner import Runner
+    plain, fake = Runner(ROOT, "sim"), Runner(ROOT, "sim")
+    fake.backend = FakeDeviceBackend(fake.backend)
+    for case in load_case_file(ROOT / "cases" / f"{case_file}.yaml", ROOT):
+        if case_file == "layout-shadow-order" and case.variant is None:
+            continue                     # its 64 x 48 base takes a minute on the simulator; the variants suffice
+        for run in expand_runs(case, "sim"):
+            expected, got = plain.execute(run), fake.execute(run)
+            assert (got.state, got.message) == (expected.state, expected.message), run.name
+            assert [(v.name, v.verdict, v.message) for v in got.oracles] == \
+                [(v.name, v.verdict, v.message) for v in expected.oracles], run.name

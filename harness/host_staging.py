@@ -1,0 +1,108 @@
+"""Small problems on a GPU: states on the host, only the kernel launches on the device.
+
+The oracles and relations of a problem make hundreds of small array operations (FD probes,
+comparisons, norms, directions). On cupy each one is a kernel launch and a synchronisation (and,
+in an empty cache, a cupy kernel compile); on numpy an 8-element operation costs about a
+microsecond. So a problem whose arrays hold at most `policy.HOST_STATE_LIMIT` elements keeps
+everything in numpy (`KernelProblem.on_host`) and stages each launch: every host allocation its
+annotated arguments view is copied to the device once (views of one allocation stay views of one
+device allocation, with their offsets and strides), the kernel runs, and every allocation is copied
+back into the host array it came from. Larger problems keep their states on the device (issue 12
+item 7): there a host round trip of the state would cost more than the operations.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import policy
+from .activity import Active, BatchDuplicated, Const, Duplicated
+from .layouts import _in_layout, element_layout, root_of
+
+
+class HostArrays:
+    """What layouts.device_view needs of a backend, with numpy arrays: the host twin of a device."""
+    name = "host"
+
+    @staticmethod
+    def asarray(host: np.ndarray) -> np.ndarray:
+        return np.array(host, copy=True)
+
+
+HOST = HostArrays()
+
+
+def total_elements(arrays) -> int:
+    """Elements of the distinct allocations the arrays view: what a staged launch copies."""
+    seen, total = set(), 0
+    for a in arrays:
+        root = root_of(a)
+        if id(root) not in seen:
+            seen.add(id(root))
+            total += int(root.size)
+    return total
+
+
+def keeps_on_host(device_module, host_arrays) -> bool:
+    """A problem on a device backend (its array module is not numpy) whose arrays are small enough
+    to check on the host."""
+    return device_module is not np and total_elements(host_arrays) <= policy.HOST_STATE_LIMIT
+
+
+class Staged:
+    """The device copies of one launch's host arrays, and the way back."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self._roots: list[tuple[np.ndarray, object]] = []          # (host allocation, its device copy)
+        self._loose: list[tuple[np.ndarray, object]] = []          # (host array, device copy): no layout kept
+
+    def array(self, host: np.ndarray):
+        """The device twin of `host`: a view into the device copy of its allocation."""
+        layout = element_layout(host)
+        if layout is None:                       # a view that reinterprets its memory: copied as it is
+            dev = self.backend.asarray(np.ascontiguousarray(host))
+            self._loose.append((host, dev))
+            return dev
+        root, offset, strides = layout
+        flat = next((d for r, d in self._roots if r is root), None)
+        if flat is None:
+            flat = self.backend.asarray(np.ascontiguousarray(root.ravel(order="K")))
+            self._roots.append((root, flat))
+        if offset == 0 and host.size == root.size and host.flags.c_contiguous:
+            return flat.reshape(host.shape)      # the whole allocation in order: a reshape, no strides
+        return _in_layout(flat, offset, host.shape, strides)
+
+    def value(self, v):
+        return self.array(v) if isinstance(v, np.ndarray) else v
+
+    def annotation(self, ann):
+        """An annotated argument with its arrays (value and shadows) replaced by device twins."""
+        if isinstance(ann, BatchDuplicated):
+            return BatchDuplicated(self.value(ann.value), tuple(self.value(s) for s in ann.shadows))
+        if isinstance(ann, Duplicated):
+            return type(ann)(self.value(ann.value), self.value(ann.shadow))
+        if isinstance(ann, Active):
+            return Active(self.value(ann.value), ann.tangent)
+        if isinstance(ann, Const):
+            return Const(self.value(ann.value))
+        return self.value(ann)
+
+    def copy_back(self) -> None:
+        """Every allocation back into the host memory it came from (the launch's writes)."""
+        for root, flat in self._roots:
+            out = root.reshape(-1, order="A") if root.flags.c_contiguous or root.flags.f_contiguous else None
+            host = self.backend.to_host(flat)
+            if out is None or not np.shares_memory(out, root):
+                raise AssertionError("staging: a host allocation that is not one contiguous block")
+            out[...] = host.reshape(-1)
+        for host, dev in self._loose:
+            host[...] = self.backend.to_host(dev).reshape(host.shape)
+
+
+def staged_launch(engine, backend, kernel, config, args, mode: str):
+    """`engine.launch` on device twins of the host arrays in `args`, their final values copied back
+    into `args`' own arrays."""
+    staged = Staged(backend)
+    result = engine.launch(kernel, config, *[staged.annotation(a) for a in args], mode=mode)
+    staged.copy_back()
+    return result
