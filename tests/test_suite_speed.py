@@ -52,6 +52,38 @@ def test_memo_keeps_closures_apart():
     assert (one, two) == ("one", "two")
 
 
+def test_generated_functions_with_the_same_code_share_one_compile(tmp_path, monkeypatch):
+    """Generated modules whose code is the same and whose docstrings differ (the activities they
+    list: a DuplicatedNoNeed array the kernel never writes gives the Duplicated array's code) are
+    one kernel; a change in the code, the function, or a file outside the generated folder is not."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "generated"))
+    from harness.engine.cache import load_function, write_module
+    body = "def k__forward(x, d_x):\n    i = 0  # line 3\n    d_x[i] = x[i]\n"
+    one = load_function(write_module("k__forward", '"""Activities: x: duplicated."""\n' + body), "k__forward")
+    two = load_function(write_module("k__forward", '"""Activities: x: duplicated_no_need."""\n' + body.replace(
+        "# line 3", "# another comment")), "k__forward")
+    other = load_function(write_module("k__forward", '"""Activities: x: duplicated."""\n' + body.replace(
+        "d_x[i] = x[i]", "d_x[i] = 2 * x[i]")), "k__forward")
+    assert one.__code__.co_filename != two.__code__.co_filename
+    memo, calls = CompileMemo(), []
+
+    def compile_fn():
+        calls.append(1)
+        return object()
+    first = memo.get(one, ("f",), "cfg", compile_fn)
+    assert memo.get(two, ("f",), "cfg", compile_fn) is first
+    assert memo.get(other, ("f",), "cfg", compile_fn) is not first
+    assert memo.get(two, ("d",), "cfg", compile_fn) is not first
+    assert len(calls) == 3
+    assert content_key(one, ("f",), "cfg") == content_key(two, ("f",), "cfg") != content_key(other, ("f",), "cfg")
+    assert [r.served for r in memo.log.records] == ["compiled", "memo", "compiled", "compiled"]
+    # outside the generated folder, files are told apart even when their code is the same
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.py").write_text(f'"""{name}"""\n' + body)
+    plain = [load_function(tmp_path / f"{name}.py", "k__forward") for name in ("a", "b")]
+    assert memo.get(plain[0], ("f",), "cfg", compile_fn) is not memo.get(plain[1], ("f",), "cfg", compile_fn)
+
+
 def test_content_key_names_the_kernel_the_same_way_in_every_process():
     key = content_key(_kernel, ("float32[:]",), "cfg")
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from tests.test_suite_speed import _kernel; "

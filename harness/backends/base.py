@@ -21,8 +21,9 @@ class CompileMemo:
     """One compile per (function, argument types, target configuration) in a process, and a record
     of every request (compile_log.py). The engine caches plans per engine and per launch shape, but
     the same kernel is asked for again by another engine (other options), another launch shape, a
-    relation's variant whose generated source came out identical, or a second run of the case in
-    this worker: those get the kernel compiled the first time."""
+    relation's variant whose generated code came out identical (its docstring, which lists the
+    activities, may differ), or a second run of the case in this worker: those get the kernel
+    compiled the first time."""
 
     def __init__(self, served=lambda result, seconds: "compiled"):
         from .compile_log import CompileLog
@@ -35,11 +36,12 @@ class CompileMemo:
         self._kernels.clear()
 
     def get(self, pyfunc, signature, config, compile_fn):
-        from .compile_log import content_key, phase_of_caller
+        from .compile_log import content_key, phase_of_caller, shared_code_key
         import time
         key = content_key(pyfunc, signature, config)
         try:
-            memo_key = (pyfunc, None if signature is None else tuple(signature), config)
+            # generated functions with the same code share one compile (compile_log.shared_code_key)
+            memo_key = (shared_code_key(pyfunc) or pyfunc, None if signature is None else tuple(signature), config)
             hash(memo_key)
         except TypeError:                     # unhashable types: compile every time
             memo_key = None

@@ -9,10 +9,12 @@ on-disk cache, or reused from this process's memo).
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 # Which module of the harness asked for a compile, by the first matching frame (innermost first).
 _PHASES = (("relations.py", "relations"), ("nondet.py", "nondet"), (f"{os.sep}oracles{os.sep}", "oracles"),
@@ -29,6 +31,7 @@ class CompileRecord:
 
 
 _file_digests: dict[tuple, str] = {}
+_code_digests: dict[tuple, str] = {}
 
 
 def _file_digest(path: str) -> str:
@@ -43,6 +46,49 @@ def _file_digest(path: str) -> str:
     return _file_digests[memo]
 
 
+def _generated(path: str) -> bool:
+    """A module the engine (or a relation) generated: a content-addressed file in its cache folder."""
+    from ..engine.cache import cache_dir
+    try:
+        return Path(path).resolve().parent == cache_dir().resolve()
+    except OSError:
+        return False
+
+
+def _code_digest(path: str) -> str | None:
+    """A digest of a generated module's code: its syntax tree without the module docstring (which
+    lists the activities and the kernel's path, and so tells apart modules whose code is the same:
+    a DuplicatedNoNeed array the kernel never writes generates the Duplicated array's code) and
+    without comments or line numbers. None for any other file."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    memo = (path, stat.st_mtime_ns, stat.st_size)
+    if memo not in _code_digests:
+        digest = None
+        if _generated(path):
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            body = tree.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                tree.body = body[1:]
+            digest = hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:16]
+        _code_digests[memo] = digest
+    return _code_digests[memo]
+
+
+def shared_code_key(pyfunc) -> str | None:
+    """A key that generated functions with the same code share, whichever file holds them (so one
+    compile serves both); None for everything else (kernels from case files, closures), which
+    are keyed by the function object."""
+    code = getattr(pyfunc, "__code__", None)
+    if code is None or getattr(pyfunc, "__closure__", None) is not None:
+        return None
+    digest = _code_digest(code.co_filename)
+    return None if digest is None else f"code:{digest}:{pyfunc.__qualname__}"
+
+
 def function_key(pyfunc) -> str:
     """The function's file contents, first line and qualified name: the same in every process."""
     code = getattr(pyfunc, "__code__", None)
@@ -52,9 +98,10 @@ def function_key(pyfunc) -> str:
 
 
 def content_key(pyfunc, signature, config) -> str:
-    """The same kernel source, types and target configuration give the same key in every process."""
+    """The same kernel source, types and target configuration give the same key in every process
+    (generated functions: the same code, whatever their docstrings say)."""
     types = None if signature is None else tuple(str(t) for t in signature)     # None: typed at launch
-    text = f"{function_key(pyfunc)}|{types}|{config!r}"
+    text = f"{shared_code_key(pyfunc) or function_key(pyfunc)}|{types}|{config!r}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
