@@ -6,7 +6,8 @@ results with a reference that does not go through the engine:
 
     broadcast / map   numpy: np.vectorize(f) over the operands, numpy's own broadcasting
     kernel            the kernel compiled by numba.cuda.jit directly and launched on fresh copies
-                      (not the engine's plan; kernels that call autodiff have no such twin)
+                      (not the engine's plan; kernels that call autodiff have no such twin),
+                      kept in numba's on-disk cache (`numba_twin`)
 
 Kernels whose results depend on the order threads reach an atomic (a slot handed out by a counter)
 cannot be compared launch against launch; they are skipped, saying so.
@@ -110,18 +111,50 @@ def _order_dependent(fn) -> str | None:
     return None
 
 
+_TWINS: dict = {}
+
+
+def numba_twin(kernel):
+    """(numba.cuda.jit of the kernel, the function it compiles), one per kernel in a process.
+
+    The function is the kernel in a copy of its module written to the generated folder (content
+    addressed, like the rel-active variant's), so numba can keep the compiled twin in its on-disk
+    cache (cache=True) without sharing an index with the engine's own compile of the kernel, which
+    uses other options under the same key (numba's cache index does not tell options apart): a
+    warm suite loads the twin instead of compiling it again in every primal run. Where the copy
+    cannot be made or imported, the kernel itself is compiled, uncached."""
+    from numba import cuda
+    fn = getattr(kernel, "py_func", kernel)
+    if fn not in _TWINS:
+        try:
+            from pathlib import Path
+
+            from .engine.cache import load_function, write_module
+            source = Path(fn.__code__.co_filename).read_text(encoding="utf-8")
+            copy = load_function(write_module(f"{fn.__name__}__numba_twin", source), fn.__name__)
+            _TWINS[fn] = (cuda.jit(getattr(copy, "py_func", copy), cache=True), copy)
+        except Exception:                          # noqa: BLE001 - the uncached twin always works
+            _TWINS[fn] = (cuda.jit(fn), fn)
+    direct, twin = _TWINS[fn]
+    return direct, getattr(twin, "py_func", twin)
+
+
 def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dtype: str) -> OracleVerdict:
     """The kernel compiled by numba.cuda.jit itself, launched on fresh copies, against the engine's
     primal launch: every array argument's final values."""
     why = _order_dependent(kernel)
     if why:
         return OracleVerdict(PRIMAL_REFERENCE, "skip", f"no direct numba reference: {why}")
-    from numba import cuda
     roots: dict = {}
     values = [device_view(backend, a.value, roots) if a.spec.kind == "array" else a.value for a in args]
     try:
-        direct = cuda.jit(getattr(kernel, "py_func", kernel))
-        backend.launch(direct, config.grid, config.block, values)
+        direct, fn = numba_twin(kernel)
+        from contextlib import nullcontext
+
+        from .backends.compile_lock import compiling
+        # typed and compiled (or loaded from disk) at the launch: one worker at a time on a GPU
+        with compiling(fn) if backend.name == "cuda" else nullcontext():
+            backend.launch(direct, config.grid, config.block, values)
         backend.synchronize()
     except Exception as exc:                       # numba alone cannot build it (e.g. plain helpers)
         return OracleVerdict(PRIMAL_REFERENCE, "skip", f"numba.cuda.jit alone cannot launch the kernel: "

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from harness.backends.base import CompileMemo
 from harness.backends.compile_log import content_key
@@ -203,3 +204,16 @@ def test_load_cache_keeps_no_failures(tmp_path, monkeypatch):
             except CaseError as exc:
                 errors.append(str(exc))
         assert len(errors) == 2 and errors[0] == errors[1]
+
+
+def test_the_primal_runs_numba_twin_is_kept_in_a_module_copy(launching_backend, kernels):
+    """The primal reference's numba.cuda.jit twin compiles a copy of the kernel's module in the
+    generated folder (content addressed) with numba's on-disk cache, once per process, so a warm
+    suite loads it; never the kernel's own file, whose cache index the engine's compile uses."""
+    from harness.engine.cache import cache_dir
+    from harness.primal_reference import numba_twin
+    direct, fn = numba_twin(kernels.axpy)
+    assert numba_twin(kernels.axpy)[0] is direct
+    assert fn.__code__.co_code == kernels.axpy.__code__.co_code
+    assert fn.__code__.co_filename != kernels.axpy.__code__.co_filename
+    assert Path(fn.__code__.co_filename).parent.resolve() == cache_dir().resolve()
