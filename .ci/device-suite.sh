@@ -6,6 +6,8 @@
 #   bash .ci/device-suite.sh -n 16                 # extra arguments go to every pytest run
 #   SUITE_AB=1 bash .ci/device-suite.sh -n 16      # also cold and warm with xdist's old --dist load
 #   SUITE_BENCH=0 ...                              # the suite only
+#   SUITE_DEVICE_STATES=1 ...                      # also warm with every problem's states on the GPU
+#                                                  # (HARNESS_HOST_STATE_LIMIT=0), for comparison
 # Carried wheels (.whl) supply numpy<2.5 (numba-cuda 0.30.4 breaks on 2.5) and jsonschema.
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -39,6 +41,9 @@ if [ "${SUITE_AB:-0}" = 1 ]; then          # the same with xdist's default sched
   empty_caches
   suite cold-load "$@" --dist load
   suite warm-load "$@" --dist load
+fi
+if [ "${SUITE_DEVICE_STATES:-0}" = 1 ]; then   # small problems' oracles on cupy, as before
+  HARNESS_HOST_STATE_LIMIT=0 suite warm-device-states "$@"
 fi
 python3 - "$OUT"/results-*.jsonl <<'EOF_PY'
 import collections, json, sys     # the verdicts of every pass, and any run whose state differs

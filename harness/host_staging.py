@@ -12,6 +12,8 @@ item 7): there a host round trip of the state would cost more than the operation
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import policy
@@ -42,10 +44,22 @@ def total_elements(arrays) -> int:
     return total
 
 
+def host_state_limit() -> int:
+    """policy.HOST_STATE_LIMIT, or the environment's HARNESS_HOST_STATE_LIMIT (0 or -1 keeps every
+    problem's states on the device: the comparison .ci/device-suite.sh makes with SUITE_DEVICE_STATES=1)."""
+    value = os.environ.get("HARNESS_HOST_STATE_LIMIT", "").strip()
+    if not value:
+        return policy.HOST_STATE_LIMIT
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"HARNESS_HOST_STATE_LIMIT must be a whole number of elements, not {value!r}") from None
+
+
 def keeps_on_host(device_module, host_arrays) -> bool:
     """A problem on a device backend (its array module is not numpy) whose arrays are small enough
     to check on the host."""
-    return device_module is not np and total_elements(host_arrays) <= policy.HOST_STATE_LIMIT
+    return device_module is not np and total_elements(host_arrays) <= host_state_limit()
 
 
 class Staged:

@@ -233,3 +233,17 @@ def test_staged_launches_keep_layouts_and_shared_buffers(launching_backend, case
             assert (got.state, got.message) == (expected.state, expected.message), run.name
             assert [(v.name, v.verdict, v.message) for v in got.oracles] == \
                 [(v.name, v.verdict, v.message) for v in expected.oracles], run.name
+
+
+def test_where_states_live_is_decided_by_size_on_a_device_only(monkeypatch):
+    from harness import policy
+    from harness.host_staging import keeps_on_host, total_elements
+    small, shared = np.zeros(8), np.zeros(100)
+    assert total_elements([small, shared[:10], shared[10:]]) == 108      # allocations, each once
+    assert keeps_on_host(FAKE, [small]) and not keeps_on_host(np, [small])
+    assert not keeps_on_host(FAKE, [np.zeros(policy.HOST_STATE_LIMIT + 1)])
+    monkeypatch.setenv("HARNESS_HOST_STATE_LIMIT", "0")                  # every state on the device
+    assert not keeps_on_host(FAKE, [small])
+    monkeypatch.setenv("HARNESS_HOST_STATE_LIMIT", "many")
+    with pytest.raises(ValueError, match="HARNESS_HOST_STATE_LIMIT"):
+        keeps_on_host(FAKE, [small])
