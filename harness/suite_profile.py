@@ -54,7 +54,7 @@ class WorkerClock:
 
 def run_record(records, timings: dict, duration: float) -> dict:
     """What one run reports: its kernel requests and its phases."""
-    return {"kernels": [[r.key, r.name, round(r.seconds, 4), r.phase, r.served] for r in records],
+    return {"kernels": [[r.key, r.name, round(r.seconds, 4), r.phase, r.served, r.file_key] for r in records],
             "timings": dict(timings), "duration": duration}
 
 
@@ -105,6 +105,8 @@ class SuiteProfile:
             "served": dict(served),
             "served_s": dict(seconds),
             "distinct_kernels": len({k[1] for k in kernels}),
+            # generated files whose code another's equals share its kernel (compile_log.shared_code_key)
+            "distinct_kernel_files": len({k[6] if len(k) > 6 else k[1] for k in kernels}),
             "distinct_compiled": len(by_key),
             "compiled_again": sum(n - 1 for n in by_key.values()),
             "compiled_again_s": repeated_s,
@@ -135,7 +137,8 @@ class SuiteProfile:
         served = ", ".join(f"{n} {how} ({s['served_s'].get(how, 0.0):.1f} s)" for how, n in sorted(s["served"].items()))
         out.append(f"kernels: {s['kernel_requests']} requests: {served or 'none'}")
         out.append(f"distinct kernels: {s['distinct_kernels']} ({s['kernels_in_several_workers']} asked for in more "
-                   f"than one worker); compiled more than once: {s['compiled_again']} compiles, "
+                   f"than one worker; {s['distinct_kernel_files']} by file, before generated files with the same "
+                   f"code shared one); compiled more than once: {s['compiled_again']} compiles, "
                    f"{s['compiled_again_s']:.1f} s")
         by_phase = ", ".join(f"{k} {v:.1f}" for k, v in sorted(s["compile_s_by_phase"].items(), key=lambda kv: -kv[1]))
         out.append(f"compile seconds by who asked: {by_phase or 'none'}")

@@ -124,16 +124,18 @@ def test_profile_counts_compiles_repeats_and_workers():
     profile.add_run("a.yaml::reverse", "gw1", run(("k1", "f", 0.5, "oracles", "compiled"),
                                                    ("k2", "f__reverse", 0.0, "relations", "memo")))
     profile.add_run("b.yaml::reverse", "gw1", run(("k3", "g", 0.1, "run", "disk")))
+    # a generated file whose code equals k3's file: served by k3's kernel, one more file
+    profile.add_run("b.yaml::forward", "gw1", run(("k3", "g", 0.0, "relations", "memo", "k3-other-file")))
     profile.add_worker("gw0", {"startup_s": 1.0, "collection_s": 2.0})
     s = profile.summary()
-    assert s["kernel_requests"] == 5 and s["distinct_kernels"] == 3
-    assert s["served"] == {"compiled": 3, "memo": 1, "disk": 1}
+    assert s["kernel_requests"] == 6 and s["distinct_kernels"] == 3 and s["distinct_kernel_files"] == 4
+    assert s["served"] == {"compiled": 3, "memo": 2, "disk": 1}
     assert s["compiled_again"] == 1 and s["compiled_again_s"] == 0.5
     assert s["kernels_in_several_workers"] == 2
     assert s["compile_s_by_phase"] == {"oracles": 1.0, "relations": 0.25}
-    assert s["runs_s_by_worker"] == {"gw0": 2.0, "gw1": 4.0}
+    assert s["runs_s_by_worker"] == {"gw0": 2.0, "gw1": 6.0}
     text = "\n".join(profile.lines())
-    assert "distinct kernels: 3" in text and "collection 2.00 / 2.00 s" in text
+    assert "distinct kernels: 3" in text and "4 by file" in text and "collection 2.00 / 2.00 s" in text
 
 
 def test_case_suite_steals_work_and_prints_its_profile(tmp_path):

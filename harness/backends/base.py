@@ -38,7 +38,7 @@ class CompileMemo:
     def get(self, pyfunc, signature, config, compile_fn):
         from .compile_log import content_key, phase_of_caller, shared_code_key
         import time
-        key = content_key(pyfunc, signature, config)
+        key, file_key = content_key(pyfunc, signature, config), content_key(pyfunc, signature, config, by_file=True)
         try:
             # generated functions with the same code share one compile (compile_log.shared_code_key)
             memo_key = (shared_code_key(pyfunc) or pyfunc, None if signature is None else tuple(signature), config)
@@ -47,12 +47,12 @@ class CompileMemo:
             memo_key = None
         phase = phase_of_caller()
         if memo_key is not None and memo_key in self._kernels:
-            self.log.add(key, getattr(pyfunc, "__name__", "?"), 0.0, phase, "memo")
+            self.log.add(key, getattr(pyfunc, "__name__", "?"), 0.0, phase, "memo", file_key)
             return self._kernels[memo_key]
         t0 = time.perf_counter()
         result = compile_fn()
         seconds = time.perf_counter() - t0
-        self.log.add(key, getattr(pyfunc, "__name__", "?"), seconds, phase, self._served(result, seconds))
+        self.log.add(key, getattr(pyfunc, "__name__", "?"), seconds, phase, self._served(result, seconds), file_key)
         if memo_key is not None:
             self._kernels[memo_key] = result
         return result

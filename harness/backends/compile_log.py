@@ -28,6 +28,7 @@ class CompileRecord:
     seconds: float
     phase: str         # run | oracles | relations | nondet
     served: str        # compiled | disk (numba's or the PTX cache) | memo (this process already had it)
+    file_key: str = "" # the key by file, without code sharing: several per key when generated files share code
 
 
 _file_digests: dict[tuple, str] = {}
@@ -97,11 +98,12 @@ def function_key(pyfunc) -> str:
     return f"{_file_digest(code.co_filename)}:{code.co_firstlineno}:{pyfunc.__qualname__}"
 
 
-def content_key(pyfunc, signature, config) -> str:
+def content_key(pyfunc, signature, config, by_file: bool = False) -> str:
     """The same kernel source, types and target configuration give the same key in every process
-    (generated functions: the same code, whatever their docstrings say)."""
+    (generated functions: the same code, whatever their docstrings say; `by_file`: the same file)."""
     types = None if signature is None else tuple(str(t) for t in signature)     # None: typed at launch
-    text = f"{shared_code_key(pyfunc) or function_key(pyfunc)}|{types}|{config!r}"
+    function = function_key(pyfunc) if by_file else shared_code_key(pyfunc) or function_key(pyfunc)
+    text = f"{function}|{types}|{config!r}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -122,8 +124,8 @@ class CompileLog:
     def __init__(self):
         self.records: list[CompileRecord] = []
 
-    def add(self, key: str, name: str, seconds: float, phase: str, served: str) -> None:
-        self.records.append(CompileRecord(key, name, seconds, phase, served))
+    def add(self, key: str, name: str, seconds: float, phase: str, served: str, file_key: str = "") -> None:
+        self.records.append(CompileRecord(key, name, seconds, phase, served, file_key or key))
 
     def since(self, start: int) -> list[CompileRecord]:
         return self.records[start:]
