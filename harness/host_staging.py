@@ -104,11 +104,9 @@ class Staged:
     def copy_back(self) -> None:
         """Every allocation back into the host memory it came from (the launch's writes)."""
         for root, flat in self._roots:
-            out = root.reshape(-1, order="A") if root.flags.c_contiguous or root.flags.f_contiguous else None
-            host = self.backend.to_host(flat)
-            if out is None or not np.shares_memory(out, root):
-                raise AssertionError("staging: a host allocation that is not one contiguous block")
-            out[...] = host.reshape(-1)
+            # element_layout admits only allocations in one contiguous block (C or Fortran order),
+            # whose order-"A" flattening is a view in ravel(order="K")'s order
+            root.reshape(-1, order="A")[...] = self.backend.to_host(flat).reshape(-1)
         for host, dev in self._loose:
             host[...] = self.backend.to_host(dev).reshape(host.shape)
 
