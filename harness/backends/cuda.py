@@ -23,6 +23,7 @@ class CudaBackend(Backend):
         self.cp, self.cuda = cupy, cuda
         dev = cuda.get_current_device()
         self.cc = tuple(dev.compute_capability)
+        self.sm_count = int(dev.MULTIPROCESSOR_COUNT)    # read once: one device per process
         self.compiles = CompileMemo(served=_served_from)
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
@@ -83,6 +84,9 @@ class CudaBackend(Backend):
         except Exception:                     # noqa: BLE001 - the portable path always works
             return super().prepare_launch(compiled, grid, block, args)
         return lambda: core_launch(stream, config, function, *packed)
+
+    def multiprocessors(self) -> int:
+        return self.sm_count
 
     def synchronize(self):
         self.cp.cuda.runtime.deviceSynchronize()

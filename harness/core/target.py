@@ -79,6 +79,10 @@ class Backend:
     def synchronize(self) -> None:
         pass
 
+    def multiprocessors(self) -> int | None:
+        """The device's multiprocessor count (None: no device; coarsen.py then uses a small grid)."""
+        return None
+
     def fault_of(self, exc: BaseException) -> str | None:
         """A description when `exc` means the kernel itself faulted, else None."""
         return None

@@ -2,10 +2,10 @@
 parameter list of a generated function. Functions over the emit state (emit_state.py)."""
 from __future__ import annotations
 
-from . import emit_extrema, emit_parallel
+from . import coarsen, emit_extrema, emit_parallel
 from .analysis import DIFFERENTIABLE
 from .emit_state import EmitState
-from .ir import Alloc, Assign, Atomic, Barrier, If, Nested, Store
+from .ir import Alloc, Assign, Atomic, Barrier, If, Nested, Special, Store
 from .syntax import atom, expr_text, index_text
 from .types import is_float
 
@@ -51,7 +51,8 @@ def primal(em: EmitState, s):
         else:
             em.line(call + em.comment_line(s.line))
     elif isinstance(s, Assign):
-        em.line(f"{s.target} = {expr_text(s.expr)}")
+        text = coarsen.special_text(s.expr) if em.virtual_blocks and isinstance(s.expr, Special) else expr_text(s.expr)
+        em.line(f"{s.target} = {text}")
     elif isinstance(s, Store):
         if s.array not in em.sig.skip_store:
             em.line(f"{s.array}[{index_text(s.index)}] = {atom(s.value)}")
@@ -86,6 +87,8 @@ def params(em: EmitState, mode: str) -> list[str]:
         out.append(em.prefix + "tape_overflow")
     if mode in ("forward", "reverse"):
         out += emit_extrema.extremum_params(em)
+    if mode == "reverse" and em.virtual_blocks:
+        out += list(coarsen.GRID_PARAMS)
     return out
 
 

@@ -23,14 +23,16 @@ from .emit_state import EmitState
 OFFSETS = (16, 8, 4, 2, 1)
 
 
-def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, str, str]] = ()):
+def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, str, str]] = (),
+                     values: list[str] | None = None):
     """Sum each Active scalar's per-thread adjoint and each uniform-index register over the launch.
     All sums share one barrier; warp 0 then reduce-scatters the warps' sums the same way and lane
     k * stride adds sum k (blocks of other sizes: thread k adds up sum k over the warps); one
-    atomic statement per sum."""
+    atomic statement per sum. `values`: the registers holding the actives' adjoints (per active,
+    per lane), when not their adjoint registers (a coarsened kernel's accumulators)."""
     out = em.prefix + "active_out"
-    sums = [(f"float64({em.d(a, j)})", out, str(k * em.sig.width + j))
-            for k, a in enumerate(actives) for j in em.lanes()]
+    values = values or [f"float64({em.d(a, j)})" for a in actives for j in em.lanes()]
+    sums = [(v, out, str(k)) for k, v in enumerate(values)]
     sums += [(reg, shadow, idx) for reg, shadow, idx in slots]
     what = " and ".join(w for w, on in (("Active scalars", actives), ("uniform-index reads", slots)) if on)
     em.line(f"# {what}: warp sums, block sums in shared memory, one atomic per block")

@@ -4,7 +4,7 @@ control flow mirrored (reverse sweep). Functions over the emit state (emit_state
 from __future__ import annotations
 
 from ..core.errors import UnsupportedError
-from . import emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reduce, emit_uniform
+from . import coarsen, emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reduce, emit_uniform
 from .emit_state import EmitState
 from .emit_uniform import uniform_slots
 from .ir import Alloc, Assign, If, Loop, Store, file_of, walk
@@ -81,7 +81,8 @@ def reverse_phis(em: EmitState, phis, side: int):
 def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     """The body of a reverse kernel (or of a device function's reverse): tape declarations, the
     forward sweep, the adjoint sweep, and the Active scalars' reduction or return. Gathered
-    adjoints (emit_gather.py) are computed first and added after the adjoint sweep."""
+    adjoints (emit_gather.py) are computed first and added after the adjoint sweep. A coarsened
+    kernel (coarsen.py) runs the sweeps in a loop over virtual blocks and reduces after it."""
     if device and em.has_loops:
         loop = next(s for s in walk(em.ir.body) if isinstance(s, Loop))
         raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
@@ -91,6 +92,11 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
         em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
     if em.has_loops:
         emit_loops.tape_declarations(em, em.ir.body)
+    actives = emit_primal.active_scalars(em)
+    em.virtual_blocks = not device and em.sig.coarsen
+    if em.virtual_blocks:                 # the sums persist across virtual blocks: set up once
+        emit_uniform.slot_inits(em)
+        coarsen.open_loop(em, actives)
     gather = not device and em.sig.gather
     if gather:
         emit_gather.kernel_start(em, fname)
@@ -98,7 +104,8 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     reverse_replay(em, em.ir.body)
     em.line("# reverse sweep: adjoints in reverse statement order")
     adjoint_inits(em)
-    emit_uniform.slot_inits(em)
+    if not em.virtual_blocks:
+        emit_uniform.slot_inits(em)
     for r in em.ir.returns if device else []:
         if em.is_varied(r):           # a device function's result is seeded like an Active return
             em.line(f"{em.d(r, 0)} += {em.ftype(r)}(1.0)")
@@ -109,9 +116,9 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     em.emitters = base
     if gather:
         emit_gather.kernel_end(em, fname)
-    actives = emit_primal.active_scalars(em)
+    values = coarsen.close_loop(em, actives) if em.virtual_blocks else None
     if device:
         if actives:
             em.line("return " + ", ".join(em.d(a, 0) for a in actives) + ("," if len(actives) == 1 else ""))
     elif actives or em.uniform:
-        emit_reduce.active_reduction(em, actives, emit_uniform.slot_targets(em))
+        emit_reduce.active_reduction(em, actives, emit_uniform.slot_targets(em), values)

@@ -43,6 +43,7 @@ class EmitState:
     early_prefetch: dict[int, dict | None] = field(default_factory=dict)  # block -> reads hoisted into the forward sweep
     taping: bool = False                      # writing a reverse kernel (its forward sweep tapes loops)
     uniform: dict[tuple, int] = field(default_factory=dict)   # reads at literal indices reduced per block (emit_uniform.py)
+    virtual_blocks: bool = False              # launch indices read the virtual block's (coarsen.py)
 
     @classmethod
     def start(cls, ir: KernelIR, sig, varied: set[str], emitters: Mapping, rules: Mapping | None) -> "EmitState":

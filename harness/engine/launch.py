@@ -20,6 +20,7 @@ from ..core.errors import KernelFaultError, UnsupportedError
 from .ownership import LaunchShape
 from .cache import load_function, write_module
 from .memory import argument_buffers, check_arguments, check_nested_aliasing
+from . import coarsen
 from .codegen import Signature, function_text, module_text
 from .emit_uniform import FINISH_LANES, SPREAD, slot_count
 from .nested import (check_inherits, host_config, nested_arrays, nested_function, record_inlined_calls,
@@ -73,6 +74,7 @@ class EngineOptions:
     tape_size: int = 64               # iterations of a dynamic loop the reverse sweep can replay
     recompute_limit: int = 64         # iterations of an eligible loop rebuilt from its entry registers (emit_loops.py)
     gather_stencils: bool = False     # stencil adjoints gathered from their readers (emit_gather.py): off, slower on an H200
+    coarsen_blocks_per_sm: int = 8    # physical blocks per multiprocessor of a coarsened reverse (coarsen.py); 0: never coarsen
 
     @staticmethod
     def from_dict(d: dict | None, defaults: dict | None = None) -> "EngineOptions":
@@ -95,6 +97,7 @@ class Plan:
     uniform_slots: int = 0            # scratch slots of uniform-index adjoints (emit_uniform.py)
     finish: Any = None                # the one-warp kernel that folds them into the shadows
     consume: Any = None               # gathered adjoints: the kernel that zeroes the stored cotangents
+    coarsen: int = 0                  # coarsened reverse (coarsen.py): physical blocks per multiprocessor
     extrema: tuple = ()               # arrays of atomic max/min statements, in program order
     extremum_passes: tuple = ()       # the two kernels that find their winners
     nested_arrays: tuple = ()         # device-side autodiff: the arrays each call passes (aliasing)
@@ -125,7 +128,11 @@ class BoundLaunch:
 
     def __post_init__(self):
         grid, block, args = self.config.grid, self.config.block, self.kernel_args
-        self._steps = [self.backend.prepare_launch(self.plan.compiled, grid, block, args)]
+        self.grid = grid                      # the physical grid of the derivative kernel
+        if self.plan.coarsen:                 # a capped 1-D grid looping over the real one (coarsen.py)
+            args = args + coarsen.grid_args(grid)
+            self.grid = (coarsen.physical_blocks(self.backend, coarsen.block_count(grid), self.plan.coarsen),)
+        self._steps = [self.backend.prepare_launch(self.plan.compiled, self.grid, block, args)]
         if self.plan.consume is not None:     # gathered adjoints (emit_gather.py): after every read
             self._steps.append(self.backend.prepare_launch(self.plan.consume, grid, block, args))
         if self.plan.finish is not None:      # uniform-index adjoints folded into their shadows
@@ -316,7 +323,8 @@ class Engine:
             compiled = self.backend.compile(fn, sig, target)
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
         st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options.tape_size,
-                                  self.options.recompute_limit, self.options.gather_stencils),
+                                  self.options.recompute_limit, self.options.gather_stencils,
+                                  self.options.coarsen_blocks_per_sm > 0),
                         verify_ir=self.verify_ir)
         ir, activity, sig, extrema, fname, source = st.ir, st.activity, st.sig, st.extrema, st.fname, st.source
         width = sig.width
@@ -346,6 +354,9 @@ class Engine:
                            for m, extra in (("extrema1", [t[0] for _, t in scratch]),
                                             ("extrema2", [x for _, t in scratch for x in t])))
             types += [x for _, t in scratch for x in t]
+        coarsened = sig.coarsen and mode == "reverse"
+        if coarsened:                         # the real grid, after every other argument (coarsen.py)
+            types += [nt.int64] * len(coarsen.GRID_PARAMS)
         compiled = self.backend.compile(gen_fn, tuple(types), target)
         finish = self.backend.compile(load_function(path, f"{fname}_finish"), tuple(types), target) if slots else None
         consume = self.backend.compile(load_function(path, f"{fname}_consume"), tuple(types), target) \
@@ -353,6 +364,7 @@ class Engine:
         return Plan(mode, compiled, key, job, source_path=str(path), active_names=tuple(actives), signature=tuple(types),
                     ptx=compiled if isinstance(compiled, str) else None, tape_overflow=overflow,
                     uniform_slots=slots, finish=finish, consume=consume,
+                    coarsen=self.options.coarsen_blocks_per_sm if coarsened else 0,
                     loop_files={s.line: file_of(ir, s) for s in walk(ir.body) if isinstance(s, Loop)},
                     extrema=tuple(a for a, _ in scratch), extremum_passes=passes)
 

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import analysis, gather
+from . import analysis, coarsen, gather
 from .analysis import extremum_atomics
 from .emit_state import differentiable_arrays
 from .codegen import Signature, describe, function_text, generate, module_text
@@ -38,6 +38,7 @@ class PassState:
     tape_size: int
     recompute_limit: int = 64
     gather_stencils: bool = False
+    coarsen: bool = True                              # coarsen reverse kernels where proven (coarsen.py)
     ir: KernelIR | None = None
     activity: dict = field(default_factory=dict)      # name -> activity, local arrays included
     varied: set = field(default_factory=set)          # values that carry a derivative
@@ -71,6 +72,7 @@ def signature(st: PassState):
     if st.mode == "reverse" and st.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)
+    st.sig.coarsen = st.coarsen and coarsen.refusal(st.ir, st.activity, st.sig.owned, st.sig.gather, st.mode) is None
 
 
 def extrema(st: PassState):

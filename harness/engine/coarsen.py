@@ -1,0 +1,132 @@
+"""Block coarsening of reverse kernels that end in a reduction (emit_reduce.py: Active scalars and
+uniform-index reads, emit_uniform.py).
+
+The reduction through the warp and the block costs the same per block however little the block
+summed: on an H200 (Horner with four Duplicated coefficients, 2^26 float32, 262,144 blocks of 256)
+the block stage alone took about 0.3 ms of a 0.77 ms reverse whose Const twin takes 0.41 ms. So the
+kernel is launched on a capped physical grid (`cap` blocks: BLOCKS_PER_SM per multiprocessor of the
+device, SIM_BLOCKS on a backend without one), and each physical block runs the kernel body for the
+virtual blocks vb = blin, blin + P, ... < B (B the real launch's block count), with every launch
+index (blockIdx, gridDim, cuda.grid, cuda.gridsize) reading the virtual block's values. The
+per-thread sums persist across virtual blocks and the reduction and its atomics run once, after
+the loop: its cost is paid per physical block.
+
+Why this is exact:
+- everything a thread computes for a virtual block is recomputed in its iteration (the forward
+  sweep's registers, the adjoint registers, the `_live` flag of an early `return`, which the front
+  end lowers to a flag and guards, control.py): only the reduction's accumulators carry over. An
+  Active scalar's adjoint register is reset per virtual block, so it is added to its own
+  accumulator at the end of each iteration;
+- the loop's bounds depend only on the block, so every thread of a block runs the same iterations
+  and the barriers inside stay legal; a kernel with shared arrays ends each iteration with a
+  barrier, so the next virtual block does not overwrite (zero, store) shared memory a slower
+  thread of the previous one still reads;
+- a multi-dimensional grid is decomposed from the linear virtual id (x fastest), on a 1-D
+  physical grid.
+
+Kernels the coarsened form is not proven for keep one block per block (`refusal` says why):
+warp shuffles (a lane's shuffle must meet its partners' in the same virtual block, which holds only
+when every shuffle is reached by all the lanes it names), atomic max/min (their winner passes
+compare real thread ids), gathered stencil adjoints (they replay other threads by global index),
+device-side autodiff.
+"""
+from __future__ import annotations
+
+import math
+
+from .analysis import DIFFERENTIABLE, SHUFFLES
+from .emit_state import EmitState, differentiable_arrays
+from .emit_uniform import uniform_slots
+from .ir import Assign, Atomic, KernelIR, Nested, Prim, Special, walk
+from .syntax import expr_text
+from .types import is_float
+
+SIM_BLOCKS = 2      # the physical grid on the simulator: small, so the loop over virtual blocks runs
+AXES = "xyz"
+GRID_PARAMS = ("_vgx", "_vgy", "_vgz")     # the real launch's grid, passed after every other argument
+
+
+def refusal(ir: KernelIR, activity: dict, owned, gather: dict, mode: str) -> str | None:
+    """Why the reverse kernel of `ir` keeps one physical block per block, or None to coarsen it."""
+    if mode != "reverse":
+        return "only reverse kernels end in a reduction"
+    actives = [p for p in ir.params if p.kind == "scalar" and activity.get(p.name) in DIFFERENTIABLE
+               and is_float(p.dtype)]
+    if not actives and not uniform_slots(ir, differentiable_arrays(ir, activity), frozenset(owned)):
+        return "no end-of-kernel reduction"
+    if gather:
+        return "gathered adjoints replay other threads by their global index"
+    for s in walk(ir.body):
+        if isinstance(s, Atomic) and s.op in ("max", "min"):
+            return "atomic max/min winners are found by real thread id"
+        if isinstance(s, Assign) and isinstance(s.expr, Prim) and s.expr.op in SHUFFLES:
+            return "warp shuffles"
+        if isinstance(s, Nested):
+            return "device-side autodiff"
+    return None
+
+
+def physical_blocks(backend, blocks: int, blocks_per_sm: int) -> int:
+    """The physical grid of a coarsened launch of `blocks` blocks: at most the cap, at least 1."""
+    sms = backend.multiprocessors()
+    cap = SIM_BLOCKS if sms is None else blocks_per_sm * sms
+    return max(1, min(blocks, cap))
+
+
+def grid_args(grid: tuple) -> list[int]:
+    """The GRID_PARAMS of a launch: its grid, padded to three dimensions."""
+    return [int(g) for g in tuple(grid) + (1,) * (3 - len(grid))]
+
+
+def special_text(e: Special) -> str:
+    """A launch index of the virtual block `_vb{x,y,z}` in the virtual grid `_vg{x,y,z}`."""
+    kind, _, rest = e.name.partition(".")
+    if kind == "bid":
+        return f"_vb{rest}"
+    if kind == "gdim":
+        return f"_vg{rest}"
+    if kind == "grid":
+        a = AXES[int(rest)]
+        return f"_vb{a} * cuda.blockDim.{a} + cuda.threadIdx.{a}"
+    if kind == "gsize":
+        a = AXES[int(rest)]
+        return f"_vg{a} * cuda.blockDim.{a}"
+    return expr_text(e)
+
+
+def active_registers(em: EmitState, actives: list[str]) -> list[str]:
+    return [f"_act{k}_{j}" for k in range(len(actives)) for j in em.lanes()]
+
+
+def open_loop(em: EmitState, actives: list[str]):
+    """Before the body: the accumulators, then the loop over virtual blocks."""
+    for reg in active_registers(em, actives):
+        em.line(f"{reg} = float64(0.0)")
+    em.line("# block coarsening: this block runs virtual blocks blin, blin + gridDim, ... of the real grid")
+    em.line("# (_vg), so the reduction after the loop is paid once per physical block, not per block")
+    em.line("for _vb in range(cuda.blockIdx.x, _vgx * _vgy * _vgz, cuda.gridDim.x):")
+    em.depth += 1
+    em.line("_vbx = _vb % _vgx")
+    em.line("_vby = _vb // _vgx % _vgy")
+    em.line("_vbz = _vb // (_vgx * _vgy)")
+
+
+def close_loop(em: EmitState, actives: list[str]) -> list[str]:
+    """After the body: Active adjoints into their accumulators, the barrier that protects shared
+    memory, the end of the loop. Returns the accumulators (the reduction's values of the actives)."""
+    regs = active_registers(em, actives)
+    names = [em.d(a, j) for a in actives for j in em.lanes()]
+    for reg, name in zip(regs, names):
+        em.line(f"{reg} += float64({name})")
+    if any(p.kind == "shared" for p in em.ir.local_arrays):
+        em.line("cuda.syncthreads()   # the next virtual block reuses the shared arrays")
+    em.depth -= 1
+    return regs
+
+
+def physical_grid(blocks: int) -> tuple[int]:
+    return (blocks,)
+
+
+def block_count(grid: tuple) -> int:
+    return math.prod(grid_args(grid))
