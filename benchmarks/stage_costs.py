@@ -67,6 +67,7 @@ def main(log2n: int = 26):
     from harness.backends import get_backend
     from harness.bench.suite import by_name
     from harness.bench.timing import event_time
+    from harness.engine import coarsen
     from harness.engine.launch import Engine, LaunchConfig
     from harness.inputs import load_kernel
 
@@ -97,9 +98,11 @@ def main(log2n: int = 26):
                 args[-1] = cp.zeros(64 * WIDE, np.float64)
             if label.endswith("(scratch)"):
                 args[-1] = cp.zeros(4 * n // 32 + 64, np.float64)
+            if bound.plan.coarsen:              # the real grid's dimensions (harness/engine/coarsen.py)
+                args += coarsen.grid_args(config.grid)
             for label, k in runs:
                 try:
-                    t = event_time(lambda: k[config.grid, config.block](*args))
+                    t = event_time(lambda: k[bound.grid, config.block](*args))
                     print(f"    {label:22s} {t * 1e3:.3f} ms  {regs(k)} registers")
                 except Exception as exc:
                     print(f"    {label:22s} failed: {type(exc).__name__}: {str(exc)[:200]}")

@@ -34,7 +34,7 @@ def test_hand_written_kernel_matches_generated(launching_backend, engine, bench,
     gen = engine.bind(kernel, config, *bench.wrapped(gen_vals, mode), mode=mode)
     gen.launch()
     hand_bound = engine.bind(kernel, config, *bench.wrapped(hand_vals, mode), mode=mode)
-    hand_launcher(bench.hand[mode][label], config)(hand_bound.kernel_args)
+    hand_launcher(bench.hand[mode][label], config, hand_bound.grid)(hand_bound.kernel_args)
     backend.synchronize()
     for name, (v, s) in gen_vals.items():
         hv, hs = hand_vals[name]

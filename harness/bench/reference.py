@@ -163,6 +163,32 @@ def horner_dup_reverse(out, dout, x, dx, c, dc, spread):
     block_add(spread, 3, g * t * t * t, True)
 
 
+
+# Coarsened as the engine coarsens a reverse that ends in a reduction (harness/engine/coarsen.py):
+# launched on the bound launch's capped grid, each block runs the real grid's blocks blockIdx.x,
+# blockIdx.x + gridDim.x, ... (ceil(n / blockDim.x) of them), summing in registers, and reduces once.
+def horner_dup_reverse_coarse(out, dout, x, dx, c, dc, spread):
+    n = x.shape[0]
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for vb in range(cuda.blockIdx.x, (n + cuda.blockDim.x - 1) // cuda.blockDim.x, cuda.gridDim.x):
+        i = vb * cuda.blockDim.x + cuda.threadIdx.x
+        if i < n:
+            t, g, gx = x[i], dout[i], dx[i]
+            out[i] = c[0] + t * (c[1] + t * (c[2] + t * c[3]))
+            dout[i] = 0
+            dx[i] = gx + g * (c[1] + t * (2.0 * c[2] + 3.0 * t * c[3]))
+            s0 += g
+            s1 += g * t
+            s2 += g * t * t
+            s3 += g * t * t * t
+    block_add(spread, 0, s0, True)
+    block_add(spread, 1, s1, True)
+    block_add(spread, 2, s2, True)
+    block_add(spread, 3, s3, True)
+
 # ---------------------------------------------------------------- Horner with a runtime degree
 # Three reverse kernels with the generated kernel's semantics (dx += dout * p'(t), dout consumed,
 # the overflow flag set past TAPE entries): `recompute` is the generated kernel's own scheme
@@ -328,6 +354,30 @@ def conv3_dup_reverse(out, dout, x, dx, w, dw, d, spread):
     block_add(spread, 2, g2, True)
 
 
+
+def conv3_dup_reverse_coarse(out, dout, x, dx, w, dw, d, spread):
+    """conv3_dup_reverse coarsened (see horner_dup_reverse_coarse)."""
+    n = x.shape[0]
+    g0 = 0.0
+    g1 = 0.0
+    g2 = 0.0
+    for vb in range(cuda.blockIdx.x, (n + cuda.blockDim.x - 1) // cuda.blockDim.x, cuda.gridDim.x):
+        l = vb * cuda.blockDim.x + cuda.threadIdx.x
+        if l >= d and l < n - d:
+            a, b, c = x[l - d], x[l], x[l + d]
+            out[l] = w[0] * a + w[1] * b + w[2] * c
+            g = dout[l]
+            dout[l] = 0
+            cuda.atomic.add(dx, l - d, w[0] * g)
+            cuda.atomic.add(dx, l, w[1] * g)
+            cuda.atomic.add(dx, l + d, w[2] * g)
+            g0 += g * a
+            g1 += g * b
+            g2 += g * c
+    block_add(spread, 0, g0, True)
+    block_add(spread, 1, g1, True)
+    block_add(spread, 2, g2, True)
+
 # ---------------------------------------------------------------- Active scalar: out = alpha x
 def scale_reverse(out, dout, alpha, x, dx, active_out):
     i = cuda.grid(1)
@@ -340,6 +390,21 @@ def scale_reverse(out, dout, alpha, x, dx, active_out):
         g = g0 * xv
     block_add(active_out, 0, g, False)
 
+
+
+def scale_reverse_coarse(out, dout, alpha, x, dx, active_out):
+    """scale_reverse coarsened (see horner_dup_reverse_coarse)."""
+    n = x.shape[0]
+    g = 0.0
+    for vb in range(cuda.blockIdx.x, (n + cuda.blockDim.x - 1) // cuda.blockDim.x, cuda.gridDim.x):
+        i = vb * cuda.blockDim.x + cuda.threadIdx.x
+        if i < n:
+            xv, g0, gx = x[i], dout[i], dx[i]
+            out[i] = alpha * xv
+            dout[i] = 0
+            dx[i] = gx + alpha * g0
+            g += g0 * xv
+    block_add(active_out, 0, g, False)
 
 def scale_reverse_atomic_per_thread(out, dout, alpha, x, dx, active_out):
     i = cuda.grid(1)

@@ -72,7 +72,7 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
                  "fraction_of_copy": b.streams(mode) * 4 * n / gen / copy_bps,
                  "over_primal": gen / (row["primal_ms"] / 1e3)}
             for label, fname in b.hand.get(mode, {}).items():
-                hand = hand_launcher(fname, config)
+                hand = hand_launcher(fname, config, bound.grid)
                 t = event_time(lambda: hand(bound.kernel_args), repeats)
                 m[f"{label}_ms"] = t * 1e3
                 m[f"generated_over_{label}"] = gen / t

@@ -85,7 +85,9 @@ BENCHES = (
           {"forward": {"hand": "horner_forward"}, "reverse": {"hand": "horner_reverse"}}, jax="horner"),
     Bench("horner_c_duplicated", "kernels/elementwise.py:polynomial",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("c", "small:4", "duplicated")),
-          {"forward": {"hand": "horner_dup_forward"}, "reverse": {"hand": ("horner_dup_reverse", "horner_dup_finish")}}, jax="horner_dup"),
+          {"forward": {"hand": "horner_dup_forward"},
+           "reverse": {"hand": ("horner_dup_reverse_coarse", "horner_dup_finish"),
+                       "hand_per_block": ("horner_dup_reverse", "horner_dup_finish")}}, jax="horner_dup"),
     Bench("horner_dynamic_deg8", "kernels/elementwise.py:horner_dynamic",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("c", "small:8", "const"), ("n", "int:8", "const")),
           {"forward": {"hand": "horner_dynamic_forward"},
@@ -98,10 +100,12 @@ BENCHES = (
                        "hand_gather_consume": ("conv3_gather_consume", "conv3_consume")}}, jax="conv3"),
     Bench("conv3_w_duplicated", "kernels/stencils.py:conv3",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("w", "small:3", "duplicated"), ("d", "int:1", "const")),
-          {"reverse": {"hand": ("conv3_dup_reverse", "conv3_dup_finish")}}, jax="conv3_dup"),
+          {"reverse": {"hand": ("conv3_dup_reverse_coarse", "conv3_dup_finish"),
+                       "hand_per_block": ("conv3_dup_reverse", "conv3_dup_finish")}}, jax="conv3_dup"),
     Bench("active_scalar", "kernels/elementwise.py:scale",
           (("out", "n", "duplicated"), ("alpha", "scalar:2.5", "active"), ("x", "n", "duplicated")),
-          {"reverse": {"hand": "scale_reverse", "hand_atomic_per_thread": "scale_reverse_atomic_per_thread"}},
+          {"reverse": {"hand": "scale_reverse_coarse", "hand_per_block": "scale_reverse",
+                       "hand_atomic_per_thread": "scale_reverse_atomic_per_thread"}},
           jax="scale"),
     Bench("shared_block_sum", "kernels/shared.py:block_sum",
           (("out", "small:1", "duplicated"), ("x", "n", "duplicated")),
@@ -109,9 +113,10 @@ BENCHES = (
 )
 
 
-def hand_launcher(fname, config):
+def hand_launcher(fname, config, physical_grid=None):
     """A callable launching the hand-written kernel(s) named by a `hand` entry on given arguments:
-    the first on the bench's grid, the others on one thread (a `_finish`), except a `_consume`
+    the first on the bench's grid (a `_coarse` kernel on `physical_grid`, the generated kernel's
+    capped grid: BoundLaunch.grid), the others on one thread (a `_finish`), except a `_consume`
     kernel, which runs on the bench's grid too."""
     from numba import cuda
 
@@ -120,7 +125,8 @@ def hand_launcher(fname, config):
     kernels = [cuda.jit(getattr(reference, n)) for n in names]
 
     def go(args):
-        kernels[0][config.grid, config.block](*args)
+        first = physical_grid if names[0].endswith("_coarse") and physical_grid else config.grid
+        kernels[0][first, config.block](*args)
         for name, k in zip(names[1:], kernels[1:]):
             if name.endswith("_consume"):
                 k[config.grid, config.block](*args)
