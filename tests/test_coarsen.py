@@ -24,6 +24,7 @@ COARSENED = [
     # (id, kernels/<file>:<function>, argument spec, launch (grid, block))
     ("ragged-early-return", "reductions.py:ragged_horner", [("dup", 200), ("dup", 200), ("dup", C4), ("int", 190)], (7, 32)),
     ("active-scale", "reductions.py:scaled_quintic", [("dup", 300), ("dup", 300), ("dup", C5), ("active", 1.25)], (10, 32)),
+    ("partial-warps", "reductions.py:scaled_quintic", [("dup", 175), ("dup", 175), ("dup", C5), ("active", 1.25)], (5, 35)),
     ("batch", "reductions.py:scaled_quintic", [("batch", 300), ("batch", 300), ("batch", C5), ("active", 1.25)], (10, 32)),
     ("grid-2d", "reductions.py:weighted_2d", [("dup", (20, 10)), ("dup", (20, 10)), ("dup", W2)], ((3, 3), (8, 4))),
     ("grid-stride", "reductions.py:grid_stride_weights", [("dup", 200), ("dup", 200), ("dup", W2)], (6, 8)),
@@ -62,7 +63,7 @@ def _plan(backend, engine, kernel, spec, launch):
 def test_coarsened_reverse_equals_one_block_per_block(launching_backend, name, ref, spec, launch):
     k = _kernel(ref)
     plan, text = _plan(launching_backend, _engine(launching_backend), k, spec, launch)
-    assert plan.coarsen == 8 and "for _vb in range(cuda.blockIdx.x, _vgx * _vgy * _vgz, cuda.gridDim.x):" in text
+    assert plan.coarsen == 32 and "for _vb in range(cuda.blockIdx.x, _vgx * _vgy * _vgz, cuda.gridDim.x):" in text
     plain, plain_text = _plan(launching_backend, _engine(launching_backend, 0), k, spec, launch)
     assert plain.coarsen == 0 and "_vb" not in plain_text
     got = _run(launching_backend, _engine(launching_backend), k, spec, launch)
@@ -73,13 +74,13 @@ def test_coarsened_reverse_equals_one_block_per_block(launching_backend, name, r
 
 
 REFUSED = [
-    # (id, kernel, argument spec, launch, engine options, the refusal's reason)
-    ("shuffle", "reductions.py:warp_weighted_sum", [("dup", 1), ("dup", 128), ("dup", np.array([0.5]))], (4, 32),
-     {}, "warp shuffles"),
-    ("no-reduction", "elementwise.py:axpy", [("dup", 64), ("float", 1.5), ("dup", 64), ("dup", 64)], (2, 32),
-     {}, "no end-of-kernel reduction"),
+    # (id, kernel, argument spec, launch, engine options); test_refusal_reasons checks the reasons
+    ("shuffle", "reductions.py:warp_weighted_sum", [("dup", 1), ("dup", 128), ("dup", np.array([0.5]))], (4, 32), {}),
+    ("no-reduction", "elementwise.py:axpy", [("dup", 64), ("int", 1.5), ("dup", 64), ("dup", 64)], (2, 32), {}),  # a: Const
     ("gathered", "stencils.py:conv3", [("dup", 40), ("dup", 40), ("dup", np.array([0.25, 0.5, -0.75])), ("int", 1)],
-     (3, 16), {"gather_stencils": True}, "gathered adjoints"),
+     (3, 16), {"gather_stencils": True}),
+    ("option-off", "reductions.py:ragged_horner", [("dup", 200), ("dup", 200), ("dup", C4), ("int", 190)], (7, 32),
+     {"coarsen_blocks_per_sm": 0}),
 ]
 
 
@@ -88,11 +89,10 @@ def _options(**kw):
     return EngineOptions(**kw)
 
 
-@pytest.mark.parametrize("name, ref, spec, launch, options, reason", REFUSED, ids=[r[0] for r in REFUSED])
-def test_not_coarsened_where_not_proven(launching_backend, name, ref, spec, launch, options, reason):
+@pytest.mark.parametrize("name, ref, spec, launch, options", REFUSED, ids=[r[0] for r in REFUSED])
+def test_not_coarsened_where_not_proven(launching_backend, name, ref, spec, launch, options):
     from harness.engine.launch import Engine
     k = _kernel(ref)
-    spec = [("int", s[1]) if s[0] == "float" else s for s in spec]
     plan, text = _plan(launching_backend, Engine(launching_backend, _options(**options)), k, spec, launch)
     assert plan.coarsen == 0 and "_vb" not in text and "block-coarsened" not in text
     args = _args(launching_backend, spec, 0)
@@ -125,28 +125,39 @@ def test_refusal_reasons():
 
 
 def test_the_cap_bounds_the_physical_grid(launching_backend):
-    """On the simulator two physical blocks; on a device blocks_per_sm times its multiprocessors."""
+    """On the simulator two physical blocks; on a device what fits at once, at most blocks_per_sm
+    times its multiprocessors."""
     from harness.engine import coarsen
     k = _kernel("reductions.py:ragged_horner")
     for blocks, physical in ((7, 2), (2, 2), (1, 1)):
         spec = [("dup", 32 * blocks), ("dup", 32 * blocks), ("dup", C4), ("int", 32 * blocks)]
         bound = _engine(launching_backend).bind(k, _config((blocks, 32)), *_args(launching_backend, spec, 0), mode="reverse")
-        assert bound.grid == (min(blocks, coarsen.SIM_BLOCKS) if launching_backend.multiprocessors() is None else
-                              min(blocks, 8 * launching_backend.multiprocessors()),)
-        if launching_backend.multiprocessors() is None:
+        sms = launching_backend.multiprocessors()
+        if sms is None:
             assert bound.grid == (physical,)
+        else:
+            resident = launching_backend.resident_blocks(bound.plan.compiled, (32,))
+            assert bound.grid == (min(blocks, 32 * sms, resident or blocks),)
 
     class Device:
-        def __init__(self, sms):
-            self.sms = sms
+        def __init__(self, sms, resident=None):
+            self.sms, self.resident = sms, resident
 
         def multiprocessors(self):
             return self.sms
 
-    assert coarsen.physical_blocks(Device(132), 262_144, 8) == 1056
+        def resident_blocks(self, compiled, block):
+            assert block == (256,)
+            return self.resident
+
+    big = 262_144
+    assert coarsen.physical_blocks(Device(132), big, 8) == 1056
     assert coarsen.physical_blocks(Device(132), 500, 8) == 500
-    assert coarsen.physical_blocks(Device(132), 262_144, 2) == 264
-    assert coarsen.physical_blocks(Device(None), 262_144, 8) == coarsen.SIM_BLOCKS
+    assert coarsen.physical_blocks(Device(132), big, 2) == 264
+    assert coarsen.physical_blocks(Device(132, 792), big, 32, "kernel", (256,)) == 792, "one wave: what fits at once"
+    assert coarsen.physical_blocks(Device(132, 792), big, 2, "kernel", (256,)) == 264
+    assert coarsen.physical_blocks(Device(132), big, 32, "kernel", (256,)) == 4224, "occupancy unknown: the cap"
+    assert coarsen.physical_blocks(Device(None), big, 8) == coarsen.SIM_BLOCKS
 
 
 def test_launches_go_to_the_physical_grid_with_the_real_grid_as_arguments(launching_backend, monkeypatch):

@@ -88,6 +88,13 @@ class CudaBackend(Backend):
     def multiprocessors(self) -> int:
         return self.sm_count
 
+    def resident_blocks(self, compiled, block):
+        try:                                  # the driver's occupancy calculator, for the compiled kernel
+            (kern,) = compiled.overloads.values()
+            return int(kern.max_cooperative_grid_blocks(tuple(block)))
+        except Exception:                     # noqa: BLE001 - the cap alone still bounds the grid
+            return None
+
     def synchronize(self):
         self.cp.cuda.runtime.deviceSynchronize()
 

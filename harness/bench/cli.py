@@ -14,6 +14,9 @@ def add_bench_parser(subparsers) -> None:
     p.add_argument("--repeats", type=int, default=20, help="launches per timed batch (5 batches, median)")
     p.add_argument("--only", default="", help="comma-separated benchmark names (default: all)")
     p.add_argument("--no-jax", action="store_true", help="skip the JAX references")
+    p.add_argument("--coarsen-blocks-per-sm", type=int, default=None,
+                   help="engine option coarsen_blocks_per_sm for the generated kernels (0: reverse kernels "
+                        "reduce per block, uncoarsened; default: the engine's)")
     p.add_argument("--oracle-scaling", default="", metavar="K,K,...",
                    help="also time one axpy case checked through the runner (every oracle and relation, "
                         "forward and reverse) at 2**K elements for each K, split into oracles, relations, "
@@ -43,7 +46,9 @@ def main(args) -> int:
     except Exception as exc:
         raise SystemExit(f"harness bench needs a CUDA GPU with cupy (or --host): {exc}")
     benches = by_name([n for n in args.only.split(",") if n])
-    result = run_benches(benches, root, args.log2n, args.repeats, not args.no_jax)
+    from ..engine.launch import EngineOptions
+    options = None if args.coarsen_blocks_per_sm is None else EngineOptions(coarsen_blocks_per_sm=args.coarsen_blocks_per_sm)
+    result = run_benches(benches, root, args.log2n, args.repeats, not args.no_jax, options)
     if args.oracle_scaling:
         result["oracle_scaling"] = oracle_scaling(root, _exponents(args.oracle_scaling))
     if args.oracle_device:

@@ -36,7 +36,8 @@ def _jax_times(bench: Bench, host_values: dict, repeats: int) -> dict:
     return {"forward": fwd, "reverse": rev}
 
 
-def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with_jax: bool) -> dict:
+def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with_jax: bool,
+                options=None) -> dict:
     import cupy as cp
 
     from ..backends import get_backend
@@ -44,7 +45,7 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
     from ..inputs import load_kernel
 
     backend = get_backend("cuda")
-    engine = Engine(backend)
+    engine = Engine(backend, options)         # options: EngineOptions (None: the defaults)
     n = 1 << log2n
     src, dst = cp.ones(n, np.float32), cp.zeros(n, np.float32)
     t_copy = event_time(lambda: cp.copyto(dst, src), repeats)

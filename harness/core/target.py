@@ -83,6 +83,10 @@ class Backend:
         """The device's multiprocessor count (None: no device; coarsen.py then uses a small grid)."""
         return None
 
+    def resident_blocks(self, compiled, block: tuple) -> int | None:
+        """How many blocks of `compiled` fit on the device at once (its occupancy), None if unknown."""
+        return None
+
     def fault_of(self, exc: BaseException) -> str | None:
         """A description when `exc` means the kernel itself faulted, else None."""
         return None

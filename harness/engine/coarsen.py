@@ -4,12 +4,13 @@ uniform-index reads, emit_uniform.py).
 The reduction through the warp and the block costs the same per block however little the block
 summed: on an H200 (Horner with four Duplicated coefficients, 2^26 float32, 262,144 blocks of 256)
 the block stage alone took about 0.3 ms of a 0.77 ms reverse whose Const twin takes 0.41 ms. So the
-kernel is launched on a capped physical grid (`cap` blocks: BLOCKS_PER_SM per multiprocessor of the
-device, SIM_BLOCKS on a backend without one), and each physical block runs the kernel body for the
-virtual blocks vb = blin, blin + P, ... < B (B the real launch's block count), with every launch
-index (blockIdx, gridDim, cuda.grid, cuda.gridsize) reading the virtual block's values. The
-per-thread sums persist across virtual blocks and the reduction and its atomics run once, after
-the loop: its cost is paid per physical block.
+kernel is launched on a capped 1-D physical grid of P blocks (physical_blocks: as many as fit on the
+device at once, at most the engine option coarsen_blocks_per_sm per multiprocessor; SIM_BLOCKS on a
+backend without a device), and each physical block runs the kernel body for the virtual blocks
+vb = blockIdx.x, blockIdx.x + P, ... < B (B the real launch's block count), with every launch index
+(blockIdx, gridDim, cuda.grid, cuda.gridsize) reading the virtual block's values. The per-thread
+sums persist across virtual blocks, and the reduction and its atomics run once, after the loop:
+its cost is paid per physical block.
 
 Why this is exact:
 - everything a thread computes for a virtual block is recomputed in its iteration (the forward
@@ -66,10 +67,17 @@ def refusal(ir: KernelIR, activity: dict, owned, gather: dict, mode: str) -> str
     return None
 
 
-def physical_blocks(backend, blocks: int, blocks_per_sm: int) -> int:
-    """The physical grid of a coarsened launch of `blocks` blocks: at most the cap, at least 1."""
+def physical_blocks(backend, blocks: int, blocks_per_sm: int, compiled=None, block: tuple = (1,)) -> int:
+    """The physical grid of a coarsened launch of `blocks` blocks: at most blocks_per_sm per
+    multiprocessor and at most what fits on the device at once (one wave: a second, partial wave
+    would run its blocks' many virtual blocks after the others finished), at least 1."""
     sms = backend.multiprocessors()
-    cap = SIM_BLOCKS if sms is None else blocks_per_sm * sms
+    if sms is None:
+        return max(1, min(blocks, SIM_BLOCKS))
+    cap = blocks_per_sm * sms
+    resident = backend.resident_blocks(compiled, block) if compiled is not None else None
+    if resident:
+        cap = min(cap, resident)
     return max(1, min(blocks, cap))
 
 
@@ -122,10 +130,6 @@ def close_loop(em: EmitState, actives: list[str]) -> list[str]:
         em.line("cuda.syncthreads()   # the next virtual block reuses the shared arrays")
     em.depth -= 1
     return regs
-
-
-def physical_grid(blocks: int) -> tuple[int]:
-    return (blocks,)
 
 
 def block_count(grid: tuple) -> int:

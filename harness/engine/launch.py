@@ -74,7 +74,7 @@ class EngineOptions:
     tape_size: int = 64               # iterations of a dynamic loop the reverse sweep can replay
     recompute_limit: int = 64         # iterations of an eligible loop rebuilt from its entry registers (emit_loops.py)
     gather_stencils: bool = False     # stencil adjoints gathered from their readers (emit_gather.py): off, slower on an H200
-    coarsen_blocks_per_sm: int = 8    # physical blocks per multiprocessor of a coarsened reverse (coarsen.py); 0: never coarsen
+    coarsen_blocks_per_sm: int = 32   # most physical blocks per multiprocessor of a coarsened reverse (coarsen.py); 0: never
 
     @staticmethod
     def from_dict(d: dict | None, defaults: dict | None = None) -> "EngineOptions":
@@ -131,7 +131,8 @@ class BoundLaunch:
         self.grid = grid                      # the physical grid of the derivative kernel
         if self.plan.coarsen:                 # a capped 1-D grid looping over the real one (coarsen.py)
             args = args + coarsen.grid_args(grid)
-            self.grid = (coarsen.physical_blocks(self.backend, coarsen.block_count(grid), self.plan.coarsen),)
+            self.grid = (coarsen.physical_blocks(self.backend, coarsen.block_count(grid), self.plan.coarsen,
+                                                 self.plan.compiled, block),)
         self._steps = [self.backend.prepare_launch(self.plan.compiled, self.grid, block, args)]
         if self.plan.consume is not None:     # gathered adjoints (emit_gather.py): after every read
             self._steps.append(self.backend.prepare_launch(self.plan.consume, grid, block, args))
