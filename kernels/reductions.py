@@ -42,6 +42,13 @@ def weighted_2d(out, x, w):
         out[i, j] = w[0] * x[i, j] + w[1] * x[i, j] * (cuda.blockIdx.y + 1.0) / cuda.gridDim.x
 
 
+def weighted_3d(out, x, w):
+    """A 3-D grid: the linear virtual block id is decomposed into x, y and z."""
+    i, j, k = cuda.grid(3)
+    if i < out.shape[0] and j < out.shape[1] and k < out.shape[2]:
+        out[i, j, k] = w[0] * x[i, j, k] + w[1] * (cuda.blockIdx.z + 2.0 * cuda.blockIdx.y)
+
+
 def grid_stride_weights(out, x, c):
     """A grid-stride loop: its start and stride are the virtual thread's index and grid size."""
     for i in range(cuda.grid(1), x.shape[0], cuda.gridsize(1)):

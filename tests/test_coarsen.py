@@ -27,6 +27,7 @@ COARSENED = [
     ("partial-warps", "reductions.py:scaled_quintic", [("dup", 175), ("dup", 175), ("dup", C5), ("active", 1.25)], (5, 35)),
     ("batch", "reductions.py:scaled_quintic", [("batch", 300), ("batch", 300), ("batch", C5), ("active", 1.25)], (10, 32)),
     ("grid-2d", "reductions.py:weighted_2d", [("dup", (20, 10)), ("dup", (20, 10)), ("dup", W2)], ((3, 3), (8, 4))),
+    ("grid-3d", "reductions.py:weighted_3d", [("dup", (6, 5, 3)), ("dup", (6, 5, 3)), ("dup", W2)], ((2, 3, 2), (4, 2, 2))),
     ("grid-stride", "reductions.py:grid_stride_weights", [("dup", 200), ("dup", 200), ("dup", W2)], (6, 8)),
     ("shared-barrier", "reductions.py:shared_weighted_neighbours", [("dup", 150), ("dup", 150), ("dup", W2)], (5, 32)),
     ("one-block", "reductions.py:ragged_horner", [("dup", 20), ("dup", 20), ("dup", C4), ("int", 20)], (1, 32)),
@@ -175,3 +176,20 @@ def test_launches_go_to_the_physical_grid_with_the_real_grid_as_arguments(launch
     _engine(launching_backend).launch(k, _config(((3, 3), (8, 4))), *_args(launching_backend, spec, 0), mode="reverse")
     assert calls[0][0] == (2,) and calls[0][1] == (8, 4) and calls[0][2] == [3, 3, 1]
     assert calls[1][0] == (1,) and calls[1][2] == [3, 3, 1]
+
+
+@pytest.mark.parametrize("launch, lines", [
+    ((7, 32), ["_vbx = _vb", "_vby = 0", "_vbz = 0"]),
+    (((3, 3), (8, 4)), ["_vbx = _vb % _vgx", "_vby = _vb // _vgx", "_vbz = 0"]),
+    (((2, 3, 2), (4, 2, 2)), ["_vbx = _vb % _vgx", "_vby = _vb // _vgx % _vgy", "_vbz = _vb // (_vgx * _vgy)"]),
+], ids=["1d", "2d", "3d"])
+def test_the_virtual_block_id_is_decomposed_only_into_the_axes_the_launch_has(backend, launch, lines):
+    """A 1-D launch divides nothing per virtual block (64-bit division is slow on a GPU)."""
+    ndim = len(launch[0]) if isinstance(launch[0], tuple) else 1
+    kernel = {1: "reductions.py:ragged_horner", 2: "reductions.py:weighted_2d", 3: "reductions.py:weighted_3d"}[ndim]
+    shape = {1: 224, 2: (20, 10), 3: (6, 5, 3)}[ndim]
+    spec = [("dup", shape), ("dup", shape), ("dup", C4 if ndim == 1 else W2)] + ([("int", 200)] if ndim == 1 else [])
+    _, text = _plan(backend, _engine(backend), _kernel(kernel), spec, launch)
+    body = [s.strip() for s in text.splitlines()]
+    start = body.index("for _vb in range(cuda.blockIdx.x, _vgx * _vgy * _vgz, cuda.gridDim.x):")
+    assert body[start + 1:start + 4] == lines

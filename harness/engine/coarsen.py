@@ -67,6 +67,14 @@ def refusal(ir: KernelIR, activity: dict, owned, gather: dict, mode: str) -> str
     return None
 
 
+def axes(shape) -> int:
+    """Grid axes the virtual block id is decomposed into: those the launch shape (ownership.
+    LaunchShape: the dimensions with more than one thread) may give more than one block. A 1-D
+    launch then needs no integer division per virtual block (64-bit division is dozens of
+    instructions, against a memory-bound body's few per element)."""
+    return max(shape.dims, default=0) + 1
+
+
 def physical_blocks(backend, blocks: int, blocks_per_sm: int, compiled=None, block: tuple = (1,)) -> int:
     """The physical grid of a coarsened launch of `blocks` blocks: at most blocks_per_sm per
     multiprocessor and at most what fits on the device at once (one wave: a second, partial wave
@@ -110,13 +118,14 @@ def open_loop(em: EmitState, actives: list[str]):
     """Before the body: the accumulators, then the loop over virtual blocks."""
     for reg in active_registers(em, actives):
         em.line(f"{reg} = float64(0.0)")
-    em.line("# block coarsening: this block runs virtual blocks blin, blin + gridDim, ... of the real grid")
-    em.line("# (_vg), so the reduction after the loop is paid once per physical block, not per block")
+    em.line("# block coarsening: this block runs blocks blockIdx.x, blockIdx.x + gridDim.x, ... of the real")
+    em.line("# grid (_vg*), so the reduction after the loop is paid once per physical block, not per block")
     em.line("for _vb in range(cuda.blockIdx.x, _vgx * _vgy * _vgz, cuda.gridDim.x):")
     em.depth += 1
-    em.line("_vbx = _vb % _vgx")
-    em.line("_vby = _vb // _vgx % _vgy")
-    em.line("_vbz = _vb // (_vgx * _vgy)")
+    n = em.sig.coarsen                    # grid axes (axes(): a plan is built per launch shape)
+    em.line("_vbx = _vb" if n == 1 else "_vbx = _vb % _vgx")
+    em.line("_vby = 0" if n == 1 else "_vby = _vb // _vgx" if n == 2 else "_vby = _vb // _vgx % _vgy")
+    em.line("_vbz = _vb // (_vgx * _vgy)" if n == 3 else "_vbz = 0")
 
 
 def close_loop(em: EmitState, actives: list[str]) -> list[str]:

@@ -35,7 +35,7 @@ class Signature:
     tape_size: int = 64               # iterations per dynamic loop the reverse sweep can replay
     gather: dict = field(default_factory=dict)   # array -> read groups whose adjoint is gathered (gather.py)
     recompute_limit: int = 64         # iterations of an eligible loop rebuilt by replay instead (emit_loops.py)
-    coarsen: bool = False             # reverse: one physical block runs many blocks before reducing (coarsen.py)
+    coarsen: int = 0                  # reverse: grid axes of a block-coarsened kernel (coarsen.py); 0: not coarsened
 
 
 

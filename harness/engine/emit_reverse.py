@@ -93,7 +93,7 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     if em.has_loops:
         emit_loops.tape_declarations(em, em.ir.body)
     actives = emit_primal.active_scalars(em)
-    em.virtual_blocks = not device and em.sig.coarsen
+    em.virtual_blocks = not device and em.sig.coarsen > 0
     if em.virtual_blocks:                 # the sums persist across virtual blocks: set up once
         emit_uniform.slot_inits(em)
         coarsen.open_loop(em, actives)

@@ -355,7 +355,7 @@ class Engine:
                            for m, extra in (("extrema1", [t[0] for _, t in scratch]),
                                             ("extrema2", [x for _, t in scratch for x in t])))
             types += [x for _, t in scratch for x in t]
-        coarsened = sig.coarsen and mode == "reverse"
+        coarsened = sig.coarsen > 0 and mode == "reverse"
         if coarsened:                         # the real grid, after every other argument (coarsen.py)
             types += [nt.int64] * len(coarsen.GRID_PARAMS)
         compiled = self.backend.compile(gen_fn, tuple(types), target)

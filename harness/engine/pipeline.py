@@ -72,7 +72,8 @@ def signature(st: PassState):
     if st.mode == "reverse" and st.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)
-    st.sig.coarsen = st.coarsen and coarsen.refusal(st.ir, st.activity, st.sig.owned, st.sig.gather, st.mode) is None
+    if st.coarsen and coarsen.refusal(st.ir, st.activity, st.sig.owned, st.sig.gather, st.mode) is None:
+        st.sig.coarsen = coarsen.axes(st.launch_shape)
 
 
 def extrema(st: PassState):
