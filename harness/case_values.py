@@ -46,9 +46,11 @@ def run_dtype(args) -> str:
     return "float32" if floats and all(f == "float32" for f in floats) else "float64"
 
 
-def primal_verdicts(case: Case, args, device_values, backend, kernel=None, config=None) -> list[OracleVerdict]:
+def primal_verdicts(case: Case, args, device_values, backend, kernel=None, config=None,
+                    on_host: bool = False) -> list[OracleVerdict]:
     """Checks of a primal launch's results: an independent reference (numpy for broadcast/map, the
-    kernel launched directly through numba; harness/primal_reference.py) and the stated values."""
+    kernel launched directly through numba; harness/primal_reference.py) and the stated values.
+    `on_host`: the launch was staged from host arrays (harness/host_staging.py), so is the reference."""
     from .primal_reference import direct_launch_verdict, elementwise_verdict
     # the arrays stay where the launch left them: the references compare with their module (issue 12)
     finals = {a.spec.name: v for a, v in zip(args, device_values) if a.spec.kind == "array"}
@@ -57,7 +59,7 @@ def primal_verdicts(case: Case, args, device_values, backend, kernel=None, confi
     if kernel is not None and case.launch.style in ("broadcast", "map"):
         out.append(elementwise_verdict(kernel, args, finals[args[0].spec.name], dtype))
     elif kernel is not None and config is not None:
-        out.append(direct_launch_verdict(kernel, config, args, finals, backend, dtype))
+        out.append(direct_launch_verdict(kernel, config, args, finals, backend, dtype, on_host=on_host))
     stated = primal_values_verdict(case, finals, dtype)
     if stated is not None:
         out.append(stated)

@@ -139,14 +139,19 @@ def numba_twin(kernel):
     return direct, getattr(twin, "py_func", twin)
 
 
-def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dtype: str) -> OracleVerdict:
+def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dtype: str,
+                          on_host: bool = False) -> OracleVerdict:
     """The kernel compiled by numba.cuda.jit itself, launched on fresh copies, against the engine's
-    primal launch: every array argument's final values."""
+    primal launch: every array argument's final values. `on_host`: the copies are host arrays,
+    staged around the launch (harness/host_staging.py), as the engine's were."""
     why = _order_dependent(kernel)
     if why:
         return OracleVerdict(PRIMAL_REFERENCE, "skip", f"no direct numba reference: {why}")
+    from .host_staging import HOST, Staged
     roots: dict = {}
-    values = [device_view(backend, a.value, roots) if a.spec.kind == "array" else a.value for a in args]
+    values = [device_view(HOST if on_host else backend, a.value, roots) if a.spec.kind == "array" else a.value
+              for a in args]
+    staged = Staged(backend) if on_host else None
     try:
         direct, fn = numba_twin(kernel)
         from contextlib import nullcontext
@@ -154,8 +159,10 @@ def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dt
         from .backends.compile_lock import compiling
         # typed and compiled (or loaded from disk) at the launch: one worker at a time on a GPU
         with compiling(fn) if backend.name == "cuda" else nullcontext():
-            backend.launch(direct, config.grid, config.block, values)
+            backend.launch(direct, config.grid, config.block, [staged.value(v) for v in values] if staged else values)
         backend.synchronize()
+        if staged:
+            staged.copy_back()
     except Exception as exc:                       # numba alone cannot build it (e.g. plain helpers)
         return OracleVerdict(PRIMAL_REFERENCE, "skip", f"numba.cuda.jit alone cannot launch the kernel: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")

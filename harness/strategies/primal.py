@@ -3,6 +3,8 @@ stated values (check.values.primal) where it gives them."""
 from __future__ import annotations
 
 from ..case_values import primal_verdicts
+from ..host_staging import HOST, keeps_on_host, staged_launch
+from ..kernel_problem import array_module
 from ..layouts import device_view
 from ..model import OracleVerdict
 from .base import RunContext
@@ -12,12 +14,17 @@ class Primal:
     name = "primal"
 
     def verdicts(self, ctx: RunContext) -> list[OracleVerdict]:
+        # small arrays on a device: launched staged, checked in numpy (harness/host_staging.py)
+        on_host = keeps_on_host(array_module(ctx.backend), [a.value for a in ctx.args if a.spec.kind == "array"])
         with ctx.timed("run_s"):
             roots: dict = {}                  # arguments sharing a buffer share it on the device
-            values = [device_view(ctx.backend, a.value, roots) if a.spec.kind == "array" else a.value
-                      for a in ctx.args]
-            result = ctx.engine.launch(ctx.kernel, ctx.config, *values, mode="primal")
+            values = [device_view(HOST if on_host else ctx.backend, a.value, roots) if a.spec.kind == "array"
+                      else a.value for a in ctx.args]
+            if on_host:
+                result = staged_launch(ctx.engine, ctx.backend, ctx.kernel, ctx.config, values, "primal")
+            else:
+                result = ctx.engine.launch(ctx.kernel, ctx.config, *values, mode="primal")
             ctx.backend.synchronize()
             ctx.outcome.jobs = [j.record() for j in result.jobs]
         return [OracleVerdict("launch", "pass", "primal launch completed")] + \
-            primal_verdicts(ctx.case, ctx.args, values, ctx.backend, ctx.kernel, ctx.config)
+            primal_verdicts(ctx.case, ctx.args, values, ctx.backend, ctx.kernel, ctx.config, on_host=on_host)
