@@ -8,16 +8,23 @@ from .ir import Assign, Atomic, Barrier, If, Load, Loop, Nested, Store, walk
 from .syntax import index_text
 
 
+def index_names(em: EmitState, stmts) -> set[str]:
+    """The values this block's shadow reads index with."""
+    return {a for _, index in prefetch_plan(em, stmts) for a in index if isinstance(a, str)}
+
+
 def hoist_prefetch(em: EmitState, stmts):
-    """Issue this block's shadow reads in the forward sweep, before its first primal store,
-    when every index they need is already computed and nothing outside this block touches
-    those arrays (statements after the block are reversed first and could write the shadow);
-    the reverse sweep then uses the registers."""
+    """Issue this block's shadow reads in the forward sweep as soon as every index they need is
+    computed (at the latest before its first primal store), when nothing outside this block
+    touches those arrays (statements after the block are reversed first and could write the
+    shadow); the reverse sweep then uses the registers. The forward sweep writes no shadow, so
+    an early read sees what a late one would. Issued with the block's first loads, their latency
+    overlaps the primal's work, as in a hand-written adjoint, instead of stalling the thread
+    between its forward and reverse sweeps."""
     plan = prefetch_plan(em, stmts)
     mine = {id(t) for t in stmts}
     outside = {array_of(t) for t in walk(em.ir.body) if id(t) not in mine} - {None}
-    if all(not isinstance(a, str) or a in em.defined for _, index in plan for a in index) \
-            and not any(array in outside for array, _ in plan):
+    if index_names(em, stmts) <= em.defined and not any(array in outside for array, _ in plan):
         em.early_prefetch[id(stmts)] = emit_prefetch(em, stmts)
     else:
         em.early_prefetch[id(stmts)] = None        # the reverse sweep reads them itself

@@ -44,6 +44,8 @@ class EmitState:
     taping: bool = False                      # writing a reverse kernel (its forward sweep tapes loops)
     uniform: dict[tuple, int] = field(default_factory=dict)   # reads at literal indices reduced per block (emit_uniform.py)
     virtual_blocks: bool = False              # launch indices read the virtual block's (coarsen.py)
+    hoisted: dict[tuple, str] = field(default_factory=dict)   # (id(primitive), operand) -> register of its partial (emit_adjoints.py)
+    in_loops: set[int] | None = None          # ids of the statements inside dynamic loops (computed on first use)
 
     @classmethod
     def start(cls, ir: KernelIR, sig, varied: set[str], emitters: Mapping, rules: Mapping | None) -> "EmitState":

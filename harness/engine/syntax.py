@@ -144,6 +144,17 @@ class _ConstantPower(ast.NodeTransformer):
         return forms.get(c, node)
 
 
+def costly(text: str) -> bool:
+    """Whether a partial's source text calls a math function, divides or raises to a power: worth
+    computing once into a register next to its primal (emit_adjoints.hoist_partials)."""
+    for node in ast.walk(ast.parse(text, mode="eval")):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Pow, ast.Mod, ast.FloorDiv)):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return True
+    return False
+
+
 def partial_text(op: str, k: int, args, result: str, ftype: str, partials=None, rules=None) -> str:
     """d op / d arg_k as source text; `rules` replaces the rule table (rules.PARTIALS)."""
     if op == "custom":                        # partials were computed by the user's rule
