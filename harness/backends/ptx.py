@@ -77,6 +77,8 @@ def ptx_facts(ptx: str) -> dict:
     body = [ln.strip() for ln in ptx.splitlines()]
     instr = [ln for ln in body if ln and not ln.startswith(("//", ".", "{", "}", "$"))]
     local_decls = re.findall(r"\.local\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", ptx)
+    ops = [re.sub(r"^@!?%p\d+\s+", "", ln) for ln in instr]      # without a guarding predicate
+    arith = [k for k, ln in enumerate(ops) if _FLOAT_ARITHMETIC.match(ln)]
     return {
         "atomics": sum(1 for ln in instr if ln.startswith(("atom.", "red."))),
         "local_memory": sum(int(n) for n in local_decls),
@@ -86,4 +88,15 @@ def ptx_facts(ptx: str) -> dict:
         "shuffles": sum(1 for ln in instr if ln.startswith("shfl.")),
         "instructions": len(instr),
         "calls": sum(1 for ln in instr if ln.startswith("call")),
+        # loads of the kernel's arrays issued after the first floating-point arithmetic: a thread
+        # that reads a value only after computing for a while waits for memory in the middle of
+        # its work (read-only `.nc` loads are libdevice's coefficient tables)
+        "late_loads": sum(1 for ln in ops[arith[0]:] if ln.startswith("ld.global") and not ln.startswith("ld.global.nc"))
+        if arith else 0,
+        # argument reductions of sin/cos/tan (the quadrant, rounded to an integer): sin(x) and
+        # cos(x) computed side by side share one
+        "trig_reductions": sum(1 for ln in ops if ln.startswith(("cvt.rni.s32.f32", "cvt.rni.s32.f64"))),
     }
+
+
+_FLOAT_ARITHMETIC = re.compile(r"(fma|mul|add|sub|div|rcp|sqrt|ex2|lg2|sin|cos)\.\S*f(32|64)\b")

@@ -1,0 +1,103 @@
+"""Instruction statistics of the `harness bench` kernels, without a GPU: each benchmark's generated
+forward and reverse kernel and its hand-written ones (harness/bench/reference.py), compiled to PTX
+for sm_90 (NVVM runs without a driver), counted by class, and, when a `ptxas` is on PATH,
+assembled for the register count. Run from the project root:
+
+    python benchmarks/ptx_stats.py [--only math_heavy,axpy] [--dump DIR]
+
+Columns: PTX instructions; float64 arithmetic; float32 <-> float64 conversions; divisions and
+reciprocals; calls (libdevice's out-of-line paths, e.g. a float64 pow); argument reductions of
+sin/cos (`trig_reductions`); loads of the kernel's arrays after its first floating-point
+arithmetic (`late_loads`); registers. `--dump DIR` writes each kernel's PTX there.
+
+ptxas older than the NVVM that wrote the PTX refuses its `.version`; the PTX is assembled with
+the version lowered to ptxas's own, which is fine for these kernels (no newer instructions).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+N = 1024
+
+
+def counts(ptx: str) -> dict:
+    from harness.backends.ptx import ptx_facts
+    facts = ptx_facts(ptx)
+    ops = [re.sub(r"^@!?%p\d+\s+", "", ln.strip()) for ln in ptx.splitlines()]
+    return {"instructions": facts["instructions"],
+            "f64_arith": sum(1 for ln in ops if re.match(r"(add|sub|mul|fma|div|rcp|sqrt|neg|abs|min|max)\S*\.f64\b", ln)),
+            "cvt_f32_f64": sum(1 for ln in ops if re.match(r"cvt(\.\w+)*\.(f32\.f64|f64\.f32)\b", ln)),
+            "div_rcp": sum(1 for ln in ops if re.match(r"(div|rcp)\.", ln)),
+            "calls": facts["calls"], "trig_reductions": facts["trig_reductions"], "late_loads": facts["late_loads"],
+            "registers": registers(ptx)}
+
+
+def registers(ptx: str) -> int | None:
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        for version in (None, "8.0", "9.0"):
+            src.write_text(ptx if version is None else re.sub(r"^\.version \S+", f".version {version}", ptx, flags=re.M))
+            run = subprocess.run([ptxas, "-arch=sm_90", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
+                                 capture_output=True, text=True)
+            found = re.findall(r"Used (\d+) registers", run.stderr)
+            if run.returncode == 0 and found:
+                return max(int(r) for r in found)
+    return None
+
+
+def kernels(only: list[str] | None):
+    """(benchmark, mode, label, PTX) for each generated and hand-written kernel."""
+    import numpy as np
+    from numba import cuda
+
+    from harness.backends.ptx import PtxBackend
+    from harness.bench import reference
+    from harness.bench.suite import by_name
+    from harness.engine.launch import Engine, LaunchConfig
+    from harness.inputs import load_kernel
+    engine = Engine(PtxBackend())
+    for b in by_name(only):
+        kernel = load_kernel(b.kernel, ROOT)
+        values = b.values(np, N)
+        config = LaunchConfig.threads(N, b.block)
+        for mode in ("forward", "reverse"):
+            plan, _ = engine.prepare(kernel, config, b.wrapped(values, mode), mode)
+            yield b.name, mode, "generated", plan.ptx
+            for label, fname in b.hand.get(mode, {}).items():
+                first = fname if isinstance(fname, str) else fname[0]
+                ptx, _ = cuda.compile_ptx(getattr(reference, first), plan.signature, cc=(9, 0))
+                yield b.name, mode, label, ptx
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help="comma-separated benchmark names (default: all)")
+    ap.add_argument("--dump", type=Path, help="write each kernel's PTX into this folder")
+    args = ap.parse_args(argv)
+    only = args.only.split(",") if args.only else None
+    columns = ("instructions", "f64_arith", "cvt_f32_f64", "div_rcp", "calls", "trig_reductions", "late_loads",
+               "registers")
+    print(f"{'benchmark':22s} {'mode':8s} {'kernel':24s} " + " ".join(f"{c:>15s}" for c in columns))
+    for name, mode, label, ptx in kernels(only):
+        if args.dump:
+            args.dump.mkdir(parents=True, exist_ok=True)
+            (args.dump / f"{name}__{mode}__{label}.ptx").write_text(ptx)
+        row = counts(ptx)
+        print(f"{name:22s} {mode:8s} {label:24s} " + " ".join(f"{str(row[c]):>15s}" for c in columns), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
