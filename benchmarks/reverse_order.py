@@ -107,7 +107,7 @@ def main(log2n: int, names: list[str]) -> None:
         bound = engine.bind(load_kernel(b.kernel, ROOT), config, *b.wrapped(b.values(cp, n), "reverse"), mode="reverse")
         print(f"{b.name}: engine {event_time(bound.launch) * 1e3:.3f} ms ({regs(bound.plan.compiled)} registers)")
         for label, fname in b.hand.get("reverse", {}).items():
-            hand = hand_launcher(fname, config)
+            hand = hand_launcher(fname, config, bound.grid)
             print(f"    {label:34s} {event_time(lambda: hand(bound.kernel_args)) * 1e3:.3f} ms")
         text = Path(bound.plan.source_path).read_text()
         fname = re.search(r"^def (\w+__reverse)\(", text, re.M).group(1)
