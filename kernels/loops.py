@@ -250,3 +250,58 @@ def rows_of_powers(out, x, n, m):
                 p = p * t + 0.5 * s
             s = s + p
             out[i, j] = s
+
+
+def coupled_pair(out, x, y, c, n):
+    """Two carried registers, each starting from an input and each updated from both: the
+    reverse through the loop's Jacobian has k = 2 live-ins (u's and v's entry values) and m = 2
+    results."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        u = x[i]
+        v = y[i]
+        for k in range(n):
+            u, v = u + 0.25 * math.sin(v) * c[k], v - 0.25 * math.sin(u) * c[k]
+        out[i] = u * v
+
+
+def unused_register(out, x, c, n):
+    """Two carried registers of which only acc is used after the loop: peak's adjoint is zero,
+    so its row of the loop's Jacobian must contribute nothing."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        acc = t
+        peak = t
+        for k in range(n):
+            acc = acc * 0.5 + math.cos(t * c[k])
+            peak = max(peak, acc * t)
+        out[i] = acc
+
+
+def last_term(out, x, c, n):
+    """A register the loop overwrites without reading: after zero trips it keeps its entry value
+    (d last / d entry = 1), after one or more it is the last term (d last / d entry = 0)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        last = t * t
+        s = 0.0
+        for k in range(n):
+            last = math.sin(t * c[k])
+            s = s + last
+        out[i] = last + s
+
+
+def skip_negative_sin_hoisted(out, x, w, n):
+    """skip_negative_sin with x[i] read once before the loop: the loop then reads only w (Const
+    in the cases), so its reverse can go through its Jacobian; continue skips terms."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        t = x[i]
+        s = 0.0
+        for k in range(n):
+            if w[k] < 0.0:
+                continue
+            s = math.sin(s) * w[k] + t
+        out[i] = s

@@ -55,7 +55,8 @@ def test_every_engine_option_reaches_the_engine():
     """A case's engine mapping becomes EngineOptions field by field (none is dropped)."""
     values = {"launch": "packed", "fold_constants": False, "nested_config": "native",
               "fastmath": True, "debug": True, "tape_size": 7,
-              "recompute_limit": 3, "gather_stencils": True, "coarsen_blocks_per_sm": 5}
+              "recompute_limit": 3, "gather_stencils": True, "coarsen_blocks_per_sm": 5,
+              "loop_jacobian_limit": 5}
     assert set(values) == {f.name for f in dataclasses.fields(EngineOptions)}
     options = EngineOptions.from_dict(values)
     assert dataclasses.asdict(options) == values

@@ -25,8 +25,10 @@ def _kernel(ref: str):
 
 
 def _engine(backend, **options):
+    """An engine with the Jacobian form off (tests/test_loop_jacobian.py covers it), so these
+    register-only loops take the recomputed or taped form this file is about."""
     from harness.engine.launch import Engine, EngineOptions
-    return Engine(backend, EngineOptions(**options))
+    return Engine(backend, EngineOptions(**{"loop_jacobian_limit": 0, **options}))
 
 
 def _cfg(n=32):

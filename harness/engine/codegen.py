@@ -36,6 +36,7 @@ class Signature:
     gather: dict = field(default_factory=dict)   # array -> read groups whose adjoint is gathered (gather.py)
     recompute_limit: int = 64         # iterations of an eligible loop rebuilt by replay instead (emit_loops.py)
     coarsen: int = 0                  # reverse: grid axes of a block-coarsened kernel (coarsen.py); 0: not coarsened
+    loop_jacobian_limit: int = 16     # most live-ins x live-outs of a loop reversed through its Jacobian
 
 
 

@@ -2,7 +2,9 @@
 kernel, and the reverse loop that rebuilds each iteration's entry registers, replays the body
 without its stores and runs the body's adjoint. Functions over the emit state (emit_state.py).
 
-The reverse sweep rebuilds iteration r's loop-carried registers in one of two ways:
+A register-only loop with few varied live-ins and results takes the Jacobian form instead
+(emit_loop_jacobian.py): no tape, no replay, its adjoint is one small matrix product.
+Otherwise the reverse sweep rebuilds iteration r's loop-carried registers in one of two ways:
 - recomputed: a loop that only computes registers (`recomputes`) keeps a register copy of its
   entry state, and for r < recompute_limit replays iterations 0..r-1 from it. O(limit^2) register
   arithmetic and no memory traffic, where the tape costs a local-memory (DRAM) write and read of
@@ -14,7 +16,7 @@ recomputed, the later ones taped, so the replay cost stays bounded by the limit.
 """
 from __future__ import annotations
 
-from . import emit_parallel, emit_primal, emit_reverse
+from . import emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse
 from .analysis import SHUFFLES
 from .emit_state import EmitState
 from .ir import Alloc, Assign, Atomic, Barrier, If, Load, Loop, Nested, Prim, Store, walk
@@ -72,13 +74,16 @@ def registers(s: Loop) -> list[str]:
 
 def recomputes(em: EmitState, s: Loop) -> bool:
     """Whether the reverse sweep rebuilds this loop's first iterations by replaying them from its
-    entry registers. The replay must see what the forward sweep saw, so the header and body may
-    only compute registers: no stores or atomics (a replay skips them), no loads of an array the
-    kernel writes (memory holds its final values by then), no barriers, no shuffles (the other
-    lanes would have to replay in step), no allocations or device-side autodiff. Nested loops
-    count with their bodies. Anything else is taped as before."""
-    if em.recompute_limit <= 0:
-        return False
+    entry registers (`register_only`, and recompute_limit above 0). Anything else is taped."""
+    return em.recompute_limit > 0 and register_only(em, s)
+
+
+def register_only(em: EmitState, s: Loop) -> bool:
+    """Whether the loop only computes registers, so that running it again (a replay, or its
+    Jacobian's forward mode) sees what the forward sweep saw: no stores or atomics (a replay
+    skips them), no loads of an array the kernel writes (memory holds its final values by then),
+    no barriers, no shuffles (the other lanes would have to replay in step), no allocations or
+    device-side autodiff. Nested loops count with their bodies."""
     written = {t.array for t in walk(em.ir.body) if isinstance(t, (Store, Atomic))}
     for t in walk(list(s.header) + list(s.body)):
         if isinstance(t, (Store, Atomic, Barrier, Alloc, Nested)):
@@ -96,8 +101,22 @@ def tapes_registers(em: EmitState, s: Loop) -> bool:
     return bool(s.carried) and not (recomputes(em, s) and em.recompute_limit >= em.tape_size)
 
 
+def swept_loops(em: EmitState, stmts):
+    """The loops whose forward sweep counts (and maybe tapes) iterations: not the Jacobian-form
+    loops, nor the loops inside them (forward mode runs those as written)."""
+    for s in stmts:
+        if isinstance(s, Loop):
+            if emit_loop_jacobian.chosen(em, s):
+                continue
+            yield s
+            yield from swept_loops(em, list(s.header) + list(s.body))
+        elif isinstance(s, If):
+            yield from swept_loops(em, s.body)
+            yield from swept_loops(em, s.orelse)
+
+
 def tape_declarations(em: EmitState, stmts):
-    names = [name for s in walk(stmts) if isinstance(s, Loop)
+    names = [name for s in swept_loops(em, stmts)
              for name in (registers(s) if tapes_registers(em, s) else []) + sorted(s.taped_loads)]
     if names:
         em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
@@ -109,7 +128,11 @@ def tape_declarations(em: EmitState, stmts):
 
 def loop_sweep(em: EmitState, s: Loop, stores: bool):
     """The loop run forward in a reverse kernel, recording each iteration on the tape (or, for a
-    recomputed loop, its entry registers once and the iterations past the limit on the tape)."""
+    recomputed loop, its entry registers once and the iterations past the limit on the tape;
+    for a Jacobian-form loop, the loop with its tangents)."""
+    if emit_loop_jacobian.chosen(em, s):
+        emit_loop_jacobian.forward_sweep(em, s)
+        return
     n = f"_n{s.id}"
     if recomputes(em, s):
         for name in registers(s):
@@ -232,6 +255,9 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
 
 
 def reverse_loop(em: EmitState, s: Loop):
+    if emit_loop_jacobian.chosen(em, s):
+        emit_loop_jacobian.adjoint(em, s)
+        return
     n, r = f"_n{s.id}", f"_r{s.id}"
     em.line(f"for {r} in range(min({n}, {em.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
     em.depth += 1

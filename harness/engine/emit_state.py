@@ -34,6 +34,7 @@ class EmitState:
     defined: set[str]                         # values the forward sweep has computed so far
     tape_size: int                            # iterations per dynamic loop the reverse sweep can replay
     recompute_limit: int                      # iterations of an eligible loop rebuilt by replay (emit_loops.py)
+    loop_jacobian_limit: int                  # most live-ins x live-outs of a loop reversed through its Jacobian
     lines: list[str] = field(default_factory=list)
     depth: int = 1                            # indentation level of the next line
     nested_names: dict = field(default_factory=dict)      # id(ir.Nested) -> derivative function's name
@@ -58,7 +59,7 @@ class EmitState:
                    taped_loads={t for s in walk(ir.body) if isinstance(s, Loop) for t in s.taped_loads},
                    has_loops=any(isinstance(s, Loop) for s in walk(ir.body)),
                    defined={p.name for p in ir.params if p.kind == "scalar"}, tape_size=sig.tape_size,
-                   recompute_limit=sig.recompute_limit)
+                   recompute_limit=sig.recompute_limit, loop_jacobian_limit=sig.loop_jacobian_limit)
 
     # -- names
     def lanes(self):

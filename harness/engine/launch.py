@@ -75,6 +75,7 @@ class EngineOptions:
     recompute_limit: int = 64         # iterations of an eligible loop rebuilt from its entry registers (emit_loops.py)
     gather_stencils: bool = False     # stencil adjoints gathered from their readers (emit_gather.py): off, slower on an H200
     coarsen_blocks_per_sm: int = 32   # most physical blocks per multiprocessor of a coarsened reverse (coarsen.py); 0: never
+    loop_jacobian_limit: int = 16     # most live-ins x live-outs of a loop whose reverse goes through its Jacobian (emit_loop_jacobian.py)
 
     @staticmethod
     def from_dict(d: dict | None, defaults: dict | None = None) -> "EngineOptions":
@@ -325,7 +326,8 @@ class Engine:
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
         st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options.tape_size,
                                   self.options.recompute_limit, self.options.gather_stencils,
-                                  self.options.coarsen_blocks_per_sm > 0),
+                                  self.options.coarsen_blocks_per_sm > 0,
+                                  loop_jacobian_limit=self.options.loop_jacobian_limit),
                         verify_ir=self.verify_ir)
         ir, activity, sig, extrema, fname, source = st.ir, st.activity, st.sig, st.extrema, st.fname, st.source
         width = sig.width

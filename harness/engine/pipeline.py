@@ -39,6 +39,7 @@ class PassState:
     recompute_limit: int = 64
     gather_stencils: bool = False
     coarsen: bool = True                              # coarsen reverse kernels where proven (coarsen.py)
+    loop_jacobian_limit: int = 16
     ir: KernelIR | None = None
     activity: dict = field(default_factory=dict)      # name -> activity, local arrays included
     varied: set = field(default_factory=set)          # values that carry a derivative
@@ -68,7 +69,8 @@ def signature(st: PassState):
                        owned=frozenset(st.owned),
                        skip_store=frozenset(i.name for i in st.infos
                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
-                       tape_size=st.tape_size, recompute_limit=st.recompute_limit)
+                       tape_size=st.tape_size, recompute_limit=st.recompute_limit,
+                       loop_jacobian_limit=st.loop_jacobian_limit)
     if st.mode == "reverse" and st.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)
