@@ -4,12 +4,13 @@ root:
 
     python benchmarks/loop_reverse_forms.py [log2n] [degree ...]
 
-Per degree (default 8 and 20: below and past recompute_limit) it prints milliseconds per launch
-(CUDA events, median of batches) and registers per thread of the generated reverse with
-recompute_limit 0 (every iteration taped, the form before recomputation), 16 (the default:
-iterations below 16 recomputed from the loop's entry registers, later ones taped) and 64 (all
-recomputed, no tape), and of the hand kernels of harness/bench/reference.py (recompute, direct,
-tape). The engine refuses degrees above tape_size (64) in every form.
+Per degree (default 8 and 20) it prints milliseconds per launch (CUDA events, median of batches)
+and registers per thread of the generated reverse in the Jacobian form (the default: the loop's
+derivative carried forward, emit_loop_jacobian.py), then with the Jacobian form off
+(loop_jacobian_limit 0) at recompute_limit 0 (every iteration taped), 16 (iterations below 16
+recomputed from the loop's entry registers, later ones taped) and 64 (all recomputed, no tape),
+and of the hand kernels of harness/bench/reference.py (direct, recompute, tape). Past tape_size
+(64) only the Jacobian form and the direct hand kernel run (the other forms refuse the launch).
 """
 from __future__ import annotations
 
@@ -55,12 +56,17 @@ def main(log2n: int, degrees: list[int]) -> None:
         values["n"] = (degree, None)
         print(f"degree {degree}:")
         bound = None
-        for limit in (0, 16, 64):
-            engine = Engine(backend, EngineOptions(recompute_limit=limit))
+        forms = [("generated, Jacobian form", {})]
+        if degree <= EngineOptions().tape_size:
+            forms += [(f"generated, recompute_limit {limit}", {"loop_jacobian_limit": 0, "recompute_limit": limit})
+                      for limit in (0, 16, 64)]
+        for label, options in forms:
+            engine = Engine(backend, EngineOptions(**options))
             bound = engine.bind(kernel, config, *b.wrapped(values, "reverse"), mode="reverse")
             t = event_time(bound.launch)
-            row(f"generated, recompute_limit {limit}", t, regs(bound.plan.compiled))
-        for name in ("horner_dynamic_reverse_recompute", "horner_dynamic_reverse_direct", "horner_dynamic_reverse_tape"):
+            row(label, t, regs(bound.plan.compiled))
+        hands = ["direct"] + (["recompute", "tape"] if degree <= reference.TAPE else [])
+        for name in (f"horner_dynamic_reverse_{h}" for h in hands):
             k = cuda.jit(getattr(reference, name))
             t = event_time(lambda: k[config.grid, config.block](*bound.kernel_args))
             row(f"hand, {name[len('horner_dynamic_reverse_'):]}", t, regs(k))

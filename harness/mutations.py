@@ -294,6 +294,16 @@ def _drop_atomic_gather(seams):
     return seams.replace(emitters={"atomic": _nothing})
 
 
+@mutant("drop-loop-jacobian",
+        "a dynamic loop reversed through its Jacobian passes its results' adjoints to its live-ins "
+        "without multiplying by the Jacobian (adj(in_j) += sum_i adj(out_i))",
+        "seams.emitters['loop-jacobian']",
+        probe="cases/loop-jacobian-horner.yaml::reverse-float64")
+def _drop_loop_jacobian(seams):
+    return seams.replace(emitters={"loop-jacobian": functools.partial(seams.emitters["loop-jacobian"],
+                                                                      through_jacobian=False)})
+
+
 @mutant("untaped-write-after-read",
         "reads of an array the kernel also writes are not taped inside dynamic loops: the reverse "
         "sweep re-reads memory that holds the final values (Warp issue 947, Taichi 8356)",

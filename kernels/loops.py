@@ -305,3 +305,19 @@ def skip_negative_sin_hoisted(out, x, w, n):
                 continue
             s = math.sin(s) * w[k] + t
         out[i] = s
+
+
+def powers_of_scaled(out, x, c, n, m):
+    """An outer loop that reads x[i] (an active array: recomputed or taped) around an inner loop
+    that only reads Const c (its reverse goes through its Jacobian, rebuilt in each replayed outer
+    iteration from the values that iteration had)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        s = 0.0
+        for j in range(n):
+            t = x[i] * c[j]
+            p = t
+            for k in range(m):
+                p = p * t + c[k]
+            s = s + math.sin(p)
+        out[i] = s

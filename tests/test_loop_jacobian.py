@@ -195,6 +195,21 @@ def test_an_inner_loop_takes_the_form_inside_a_taped_outer_loop(backend):
     assert not re.search(r"_tape_p_", text) and not _recomputed(text)
 
 
+def _powers_of_scaled_args(be):
+    return [_dup(be, np.zeros(32), 2), _dup(be, np.linspace(-1, 1, 32), 3),
+            Const(_arr(be, np.linspace(-0.9, 0.9, 8))), np.int64(5), np.int64(4)]
+
+
+def test_an_inner_loop_takes_the_form_inside_a_recomputed_outer_loop(backend):
+    """The outer loop reads x[i] (recomputed); the inner one's Jacobian is computed in each
+    replayed outer iteration, after the replay has rebuilt that iteration's registers."""
+    ref = "kernels/loops.py:powers_of_scaled"
+    text = _source(_engine(backend), ref, _powers_of_scaled_args(backend))
+    assert list(_jacobian_loops(text)) == [_line(ref, r"for k in range")]
+    assert {r.rsplit("_", 1)[0] for r in re.findall(r"^\s*_entry_\w+ = (\w+)$", text, re.M)} == {"s"}
+    assert not _declares_tape(text)
+
+
 def _reverse_state(backend, ref, args, **options) -> list[np.ndarray]:
     _engine(backend, **options).launch(_kernel(ref), _cfg(), *args, mode="reverse")
     out = []
@@ -204,7 +219,7 @@ def _reverse_state(backend, ref, args, **options) -> list[np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("name", sorted(ELIGIBLE) + ["rows-of-powers"])
+@pytest.mark.parametrize("name", sorted(ELIGIBLE) + ["rows-of-powers", "powers-of-scaled"])
 def test_jacobian_gradients_equal_the_recomputed_ones(launching_backend, name):
     """The same derivative summed in another order (forward along the loop, then one product,
     against backwards through the replayed iterations): equal to rounding."""
@@ -212,6 +227,8 @@ def test_jacobian_gradients_equal_the_recomputed_ones(launching_backend, name):
         ref = "kernels/loops.py:rows_of_powers"
         args = lambda be: [_dup(be, np.zeros((32, 5)), 2), _dup(be, np.linspace(-0.9, 0.9, 32), 3),  # noqa: E731
                            np.int64(5), np.int64(4)]
+    elif name == "powers-of-scaled":
+        ref, args = "kernels/loops.py:powers_of_scaled", _powers_of_scaled_args
     else:
         ref, _, _, _, args = ELIGIBLE[name]
     recomputed = _reverse_state(launching_backend, ref, args(launching_backend), loop_jacobian_limit=0)

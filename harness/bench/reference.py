@@ -190,13 +190,13 @@ def horner_dup_reverse_coarse(out, dout, x, dx, c, dc, spread):
     block_add(spread, 3, s3, True)
 
 # ---------------------------------------------------------------- Horner with a runtime degree
-# Three reverse kernels with the generated kernel's semantics (dx += dout * p'(t), dout consumed,
-# the overflow flag set past TAPE entries): `recompute` is the generated kernel's own scheme
-# written by hand (the first RECOMPUTE iterations' acc rebuilt by replay, later ones taped; with
-# the default limit, RECOMPUTE = TAPE, no tape is ever written or read), the like-for-like
-# reference; `direct` carries p'(t) forward beside p(t) in one pass (the best a
-# person would write for one input per thread); `tape` keeps every iteration's acc in local memory
-# (what the generated kernel did before it recomputed).
+# Three reverse kernels with the generated kernel's semantics (dx += dout * p'(t), dout consumed):
+# `direct` carries p'(t) forward beside p(t) in one pass, which is the engine's default form (the
+# loop's 1 x 1 Jacobian in forward mode, emit_loop_jacobian.py) and the best a person would write
+# for one input per thread; `recompute` is the engine's form with loop_jacobian_limit 0 written by
+# hand (the first RECOMPUTE iterations' acc rebuilt by replay, later ones taped; with the default
+# limit, RECOMPUTE = TAPE, no tape is ever written or read; the overflow flag set past TAPE
+# entries); `tape` keeps every iteration's acc in local memory (the form before both).
 TAPE = 64
 RECOMPUTE = 64     # the engine's default recompute_limit (= its default tape_size)
 
@@ -241,6 +241,8 @@ def horner_dynamic_reverse_recompute(out, dout, x, dx, c, n, overflow):
 
 
 def horner_dynamic_reverse_direct(out, dout, x, dx, c, n, overflow):
+    """The engine's Jacobian form (emit_loop_jacobian.py): d acc / d t carried forward, then one
+    product; no tape, so no iteration limit and no overflow flag."""
     i = cuda.grid(1)
     if i < x.shape[0]:
         t, g, gx = x[i], dout[i], dx[i]
@@ -248,8 +250,6 @@ def horner_dynamic_reverse_direct(out, dout, x, dx, c, n, overflow):
         for k in range(n):
             dacc = dacc * t + acc
             acc = acc * t + c[k]
-        if n > TAPE:
-            overflow[0] = 1
         out[i] = acc
         dout[i] = 0
         dx[i] = gx + g * dacc

@@ -91,7 +91,7 @@ BENCHES = (
     Bench("horner_dynamic_deg8", "kernels/elementwise.py:horner_dynamic",
           (("out", "n", "duplicated"), ("x", "n", "duplicated"), ("c", "small:8", "const"), ("n", "int:8", "const")),
           {"forward": {"hand": "horner_dynamic_forward"},
-           "reverse": {"hand": "horner_dynamic_reverse_recompute", "hand_direct": "horner_dynamic_reverse_direct",
+           "reverse": {"hand": "horner_dynamic_reverse_direct", "hand_recompute": "horner_dynamic_reverse_recompute",
                        "hand_tape": "horner_dynamic_reverse_tape"}},
           jax="horner_dynamic"),
     Bench("conv3_w_const", "kernels/stencils.py:conv3",

@@ -97,8 +97,9 @@ def forward_sweep(em: EmitState, s: Loop):
     emit_loops.plain_loop(jm, s, emit_forward.forward, tangents=True)
 
 
-def adjoint(em: EmitState, s: Loop):
-    """The loop's adjoint: the results' adjoints times J, into the live-ins' adjoints."""
+def adjoint(em: EmitState, s: Loop, through_jacobian: bool = True):
+    """The loop's adjoint: the results' adjoints times J, into the live-ins' adjoints (the
+    'loop-jacobian' emitter; `through_jacobian=False` is the mutation self-test's planted bug)."""
     ins, outs = live_ins(em, s), outputs(em, s)
     if not outs:
         return
@@ -110,4 +111,5 @@ def adjoint(em: EmitState, s: Loop):
             em.line(f"{a}{i} = {em.d(r, lane)}")
             em.line(f"{em.d(r, lane)} = {em.ftype(r)}(0.0)")
         for j, v in enumerate(ins):
-            em.line(f"{em.d(v, lane)} += " + " + ".join(f"{a}{i} * {jm.d(r, j)}" for i, r in enumerate(outs)))
+            em.line(f"{em.d(v, lane)} += " + " + ".join(f"{a}{i} * {jm.d(r, j)}" if through_jacobian else f"{a}{i}"
+                                                      for i, r in enumerate(outs)))

@@ -256,7 +256,7 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
 
 def reverse_loop(em: EmitState, s: Loop):
     if emit_loop_jacobian.chosen(em, s):
-        emit_loop_jacobian.adjoint(em, s)
+        em.emitters["loop-jacobian"](em, s)
         return
     n, r = f"_n{s.id}", f"_r{s.id}"
     em.line(f"for {r} in range(min({n}, {em.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
