@@ -70,7 +70,11 @@ def test_partials_hoisted_into_both_arms_of_a_branch_give_the_closed_form_gradie
     np.testing.assert_allclose(backend.to_host(dy.shadow), want_y, rtol=1e-12, atol=1e-14)
 
 
-def test_partials_inside_a_dynamic_loop_stay_in_its_reverse_sweep(engine, backend):
+def test_partials_inside_a_dynamic_loop_stay_in_its_reverse_sweep(backend):
+    """With the loop in the recomputed form (the Jacobian form, which evaluates the body's
+    partials in the forward sweep as tangents, off: tests/test_loop_jacobian.py covers it)."""
+    from harness.engine.launch import Engine, EngineOptions
+    engine = Engine(backend, EngineOptions(loop_jacobian_limit=0))
     n, steps = 32, 5
     rng = np.random.default_rng(4)
     x, g = rng.uniform(-1, 1, n), rng.standard_normal(n)
