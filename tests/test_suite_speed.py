@@ -25,8 +25,8 @@ def _other_kernel(x):
 def test_memo_compiles_each_function_signature_and_config_once():
     memo, calls = CompileMemo(), []
 
-    def compile_fn():
-        calls.append(1)
+    def compile_fn(fn):
+        calls.append(fn)
         return object()
     a = memo.get(_kernel, ("float32[:]",), "cfg", compile_fn)
     assert memo.get(_kernel, ("float32[:]",), "cfg", compile_fn) is a
@@ -48,8 +48,8 @@ def test_memo_keeps_closures_apart():
             return x + k
         return kernel
     memo = CompileMemo()
-    one = memo.get(make(1), ("i",), "cfg", lambda: "one")
-    two = memo.get(make(2), ("i",), "cfg", lambda: "two")
+    one = memo.get(make(1), ("i",), "cfg", lambda fn: "one")
+    two = memo.get(make(2), ("i",), "cfg", lambda fn: "two")
     assert (one, two) == ("one", "two")
 
 
@@ -68,8 +68,8 @@ def test_generated_functions_with_the_same_code_share_one_compile(tmp_path, monk
     assert one.__code__.co_filename != two.__code__.co_filename
     memo, calls = CompileMemo(), []
 
-    def compile_fn():
-        calls.append(1)
+    def compile_fn(fn):
+        calls.append(fn)
         return object()
     first = memo.get(one, ("f",), "cfg", compile_fn)
     assert memo.get(two, ("f",), "cfg", compile_fn) is first
@@ -78,11 +78,18 @@ def test_generated_functions_with_the_same_code_share_one_compile(tmp_path, monk
     assert len(calls) == 3
     assert content_key(one, ("f",), "cfg") == content_key(two, ("f",), "cfg") != content_key(other, ("f",), "cfg")
     assert [r.served for r in memo.log.records] == ["compiled", "memo", "compiled", "compiled"]
+    # what is compiled is the function in a copy with a fixed docstring, the same for `one` and `two`
+    # (so numba's disk cache serves both, in any process), its lines where they were
+    from harness.backends.compile_log import shared_function
+    shared = calls[0]
+    assert shared is shared_function(two) and "__shared_" in shared.__code__.co_filename
+    assert shared.__code__.co_firstlineno == one.__code__.co_firstlineno and shared.__code__.co_code == one.__code__.co_code
     # outside the generated folder, files are told apart even when their code is the same
     for name in ("a", "b"):
         (tmp_path / f"{name}.py").write_text(f'"""{name}"""\n' + body)
     plain = [load_function(tmp_path / f"{name}.py", "k__forward") for name in ("a", "b")]
     assert memo.get(plain[0], ("f",), "cfg", compile_fn) is not memo.get(plain[1], ("f",), "cfg", compile_fn)
+    assert calls[-2:] == plain                     # compiled as they are
 
 
 def test_content_key_names_the_kernel_the_same_way_in_every_process():

@@ -36,7 +36,8 @@ class CompileMemo:
         self._kernels.clear()
 
     def get(self, pyfunc, signature, config, compile_fn):
-        from .compile_log import content_key, phase_of_caller, shared_code_key
+        """The compiled `pyfunc`; `compile_fn(function)` compiles the function it is given."""
+        from .compile_log import content_key, phase_of_caller, shared_code_key, shared_function
         import time
         key, file_key = content_key(pyfunc, signature, config), content_key(pyfunc, signature, config, by_file=True)
         try:
@@ -50,7 +51,7 @@ class CompileMemo:
             self.log.add(key, getattr(pyfunc, "__name__", "?"), 0.0, phase, "memo", file_key)
             return self._kernels[memo_key]
         t0 = time.perf_counter()
-        result = compile_fn()
+        result = compile_fn(shared_function(pyfunc))      # the function to compile: compile_log.shared_function
         seconds = time.perf_counter() - t0
         self.log.add(key, getattr(pyfunc, "__name__", "?"), seconds, phase, self._served(result, seconds), file_key)
         if memo_key is not None:

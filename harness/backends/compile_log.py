@@ -90,6 +90,34 @@ def shared_code_key(pyfunc) -> str | None:
     return None if digest is None else f"code:{digest}:{pyfunc.__qualname__}"
 
 
+_SHARED_DOC = '"""Generated code, shared by the generated modules whose code is this (compile_log.shared_function)."""'
+_shared: dict[str, object] = {}
+
+
+def shared_function(pyfunc):
+    """The function to compile for `pyfunc`: for a generated function (shared_code_key), the same
+    function in a copy of its module whose docstring is replaced by a fixed one (line numbers kept),
+    written content-addressed beside it. Every generated module with the same code (in this process,
+    in another worker, in a later session) then compiles one file, so numba's on-disk cache and the
+    compile lock serve them all whichever asks first. Anything else: `pyfunc` itself."""
+    key = shared_code_key(pyfunc)
+    if key is None:
+        return pyfunc
+    if key not in _shared:
+        from ..engine.cache import load_function, write_module
+        path = pyfunc.__code__.co_filename
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        lines = text.splitlines(keepends=True)
+        body = ast.parse(text).body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            first, last = body[0].lineno - 1, body[0].end_lineno
+            lines[first:last] = [_SHARED_DOC + "\n"] + ["\n"] * (last - first - 1)
+        stem = Path(path).stem.rsplit("_", 1)[0]
+        _shared[key] = load_function(write_module(f"{stem}__shared", "".join(lines)), pyfunc.__name__)
+    return _shared[key]
+
+
 def function_key(pyfunc) -> str:
     """The function's file contents, first line and qualified name: the same in every process."""
     code = getattr(pyfunc, "__code__", None)

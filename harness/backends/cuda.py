@@ -42,7 +42,7 @@ class CudaBackend(Backend):
         return hasattr(value, "__cuda_array_interface__")
 
     def compile(self, pyfunc, signature, config):
-        return self.compiles.get(pyfunc, signature, config, lambda: self._compile(pyfunc, signature, config))
+        return self.compiles.get(pyfunc, signature, config, lambda fn: self._compile(fn, signature, config))
 
     def _compile(self, pyfunc, signature, config):
         # cache=True: kernels come from real files (generated ones are content-addressed), so a

@@ -37,7 +37,7 @@ class PtxBackend(Backend):
         return isinstance(value, np.ndarray)
 
     def compile(self, pyfunc, signature, config):
-        return self.compiles.get(pyfunc, signature, config, lambda: self._compile(pyfunc, signature, config))
+        return self.compiles.get(pyfunc, signature, config, lambda fn: self._compile(fn, signature, config))
 
     def _compile(self, pyfunc, signature, config):
         ptx, _ = with_line_info(lambda lineinfo: self.cuda.compile_ptx(

@@ -34,7 +34,7 @@ class SimBackend(Backend):
         return isinstance(value, np.ndarray)
 
     def compile(self, pyfunc, signature, config):
-        return self.compiles.get(pyfunc, signature, config, lambda: self.cuda.jit(pyfunc))
+        return self.compiles.get(pyfunc, signature, config, lambda fn: self.cuda.jit(fn))
 
     def launch(self, compiled, grid, block, args):
         # Pass arrays as the simulator's device arrays, not numpy arrays: those it would copy in and
