@@ -158,8 +158,15 @@ def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dt
 
         from .backends.compile_lock import compiling
         # typed and compiled (or loaded from disk) at the launch: one worker at a time on a GPU
-        with compiling(fn) if backend.name == "cuda" else nullcontext():
-            backend.launch(direct, config.grid, config.block, [staged.value(v) for v in values] if staged else values)
+        launch_values = [staged.value(v) for v in values] if staged else values
+        try:
+            with compiling(fn) if backend.name == "cuda" else nullcontext():
+                backend.launch(direct, config.grid, config.block, launch_values)
+        except Exception:                          # noqa: BLE001 - the cached copy failed: the kernel itself
+            if fn is getattr(kernel, "py_func", kernel):
+                raise
+            from numba import cuda
+            backend.launch(cuda.jit(getattr(kernel, "py_func", kernel)), config.grid, config.block, launch_values)
         backend.synchronize()
         if staged:
             staged.copy_back()

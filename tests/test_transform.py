@@ -427,7 +427,9 @@ def test_generated_files_are_content_hashed_and_never_rewritten(kernels, backend
     other = [_dup(backend, 16), Const(2.0), _dup(backend, 16)]
     plan3, _ = Engine(backend).prepare(kernels.scale, cfg.threads(16, 8), other, "reverse")
     assert Path(plan3.source_path) != path and Path(plan3.source_path).parent == tmp_path
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, Path(plan3.source_path).name])
+    # besides the engine's two, the backend's copies for compiling (compile_log.shared_function)
+    written = sorted(p.name for p in tmp_path.iterdir() if "__shared_" not in p.name)
+    assert written == sorted([path.name, Path(plan3.source_path).name])
 
 
 def test_plan_is_cached_in_memory_per_signature(kernels, engine, backend, cfg):
