@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from . import policy
-from .activity import Active, BatchDuplicated, Const, Duplicated
+from .activity import Active, BatchDuplicated, Const, Duplicated, map_arrays
 from .layouts import _in_layout, element_layout, root_of
 
 
@@ -91,14 +91,10 @@ class Staged:
 
     def annotation(self, ann):
         """An annotated argument with its arrays (value and shadows) replaced by device twins."""
-        if isinstance(ann, BatchDuplicated):
-            return BatchDuplicated(self.value(ann.value), tuple(self.value(s) for s in ann.shadows))
-        if isinstance(ann, Duplicated):
-            return type(ann)(self.value(ann.value), self.value(ann.shadow))
         if isinstance(ann, Active):
             return Active(self.value(ann.value), ann.tangent)
-        if isinstance(ann, Const):
-            return Const(self.value(ann.value))
+        if isinstance(ann, (Const, Duplicated, BatchDuplicated)):
+            return map_arrays(ann, self.value)
         return self.value(ann)
 
     def copy_back(self) -> None:

@@ -73,3 +73,15 @@ def unwrap(annotation: Any) -> Any:
     if isinstance(annotation, (Const, Duplicated, BatchDuplicated, Active)):
         return annotation.value
     return annotation
+
+
+def map_arrays(annotation: Any, f) -> Any:
+    """The same annotation with `f` applied to its value and shadows (Const, Duplicated,
+    DuplicatedNoNeed, BatchDuplicated); an Active scalar or a bare value comes back as it is."""
+    if isinstance(annotation, BatchDuplicated):
+        return BatchDuplicated(f(annotation.value), tuple(f(s) for s in annotation.shadows))
+    if isinstance(annotation, Duplicated):
+        return type(annotation)(f(annotation.value), f(annotation.shadow))
+    if isinstance(annotation, Const):
+        return Const(f(annotation.value))
+    return annotation

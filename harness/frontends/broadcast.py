@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..activity import Active, BatchDuplicated, Const, Duplicated, activity_name, unwrap
+from ..activity import Active, BatchDuplicated, Const, Duplicated, activity_name, map_arrays, unwrap
 from ..engine.jobs import CompilerJob
 from ..engine.launch import Engine, LaunchConfig, LaunchResult, Plan, default_engine
 from ..engine.launch import _numba_type as engine_numba_type
@@ -265,12 +265,7 @@ class BroadcastLauncher:
 
 def _one_element_view(ann):
     """The same annotation over 1-element views of a 0-d array and its shadows."""
-    view = (lambda a: a.reshape(1) if a is not None and hasattr(a, "reshape") else a)
-    if isinstance(ann, BatchDuplicated):
-        return BatchDuplicated(view(ann.value), tuple(view(s) for s in ann.shadows))
-    if isinstance(ann, Duplicated):
-        return type(ann)(view(ann.value), view(ann.shadow))
-    return type(ann)(view(ann.value)) if isinstance(ann, Const) else ann
+    return map_arrays(ann, lambda a: a.reshape(1) if a is not None and hasattr(a, "reshape") else a)
 
 
 def _numba_type(info):
