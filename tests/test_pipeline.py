@@ -75,7 +75,7 @@ def _state(fn, mode="reverse"):
              for k, p in enumerate(PARAMS)]
     job = CompilerJob(fn.__name__, mode, None)
     return pipeline.PassState(parse_kernel(fn), PARAMS, infos, mode, LaunchConfig.threads(8, 8).shape, job,
-                              default_seams(), 64)
+                              default_seams())
 
 
 def test_verifier_names_the_pass_that_broke_the_ir(kernels):
@@ -133,3 +133,49 @@ def test_pass_states_take_no_undeclared_attribute(kernels):
     for state in (st, em):
         with pytest.raises(AttributeError):
             state.undeclared = 1
+
+
+def test_device_side_autodiff_goes_through_the_declared_pipelines(launching_backend, monkeypatch):
+    """A kernel calling autodiff is built by AUTODIFF_KERNEL_PASSES, each call's device function by
+    DEVICE_PASSES, and in a debug run the verifier sees the IR after every pass of both (it used to
+    see none: the nested build called the passes by hand)."""
+    import numpy as np
+    from harness.activity import Const
+    from harness.engine.launch import Engine, LaunchConfig
+    from kernels.nested import df
+    seen = []
+    real = pipeline.verify
+    monkeypatch.setattr(pipeline, "verify", lambda ir, after: (seen.append(after), real(ir, after)))
+    be = launching_backend
+    A, dA = be.asarray(np.array([3.0])), be.asarray(np.array([1.0]))
+    Engine(be, verify_ir=True).launch(df, LaunchConfig.threads(1, 1), Const(A), Const(dA), mode="primal")
+    device = [name for name, _ in pipeline.DEVICE_PASSES]
+    kernel = [name for name, _ in pipeline.AUTODIFF_KERNEL_PASSES]
+    # the device pipeline runs inside the kernel pipeline's device-functions pass, so its
+    # verifications come before that pass's own
+    at = kernel.index("device-functions")
+    assert seen == kernel[:at] + device + kernel[at:]
+
+
+def test_device_functions_get_the_engine_options(monkeypatch):
+    """The nested Signature is built from the engine's options, not from defaults: a case's
+    tape_size, recompute_limit and loop_jacobian_limit reach the device function too."""
+    from harness.engine.jobs import CompilerJob
+    from harness.engine.launch import EngineOptions, LaunchConfig
+    from harness.engine.seams import default_seams
+    from harness.engine.signature import ArgInfo
+    from harness.engine.frontend import parse_kernel
+    from kernels.nested import df
+    signatures = []
+    real = pipeline.device_signature
+    monkeypatch.setattr(pipeline, "DEVICE_PASSES", tuple(
+        (name, (lambda st: (real(st), signatures.append(st.sig))) if name == "signature" else run)
+        for name, run in pipeline.DEVICE_PASSES))
+    params = [Param("A", "array", "float64", 1), Param("dA", "array", "float64", 1)]
+    infos = [ArgInfo(k, p.name, p.kind, p.dtype, p.ndim, "C", "const", None) for k, p in enumerate(params)]
+    options = EngineOptions(tape_size=7, recompute_limit=5, loop_jacobian_limit=3)
+    st = pipeline.PassState(parse_kernel(df), params, infos, "primal", LaunchConfig.threads(1, 1).shape,
+                            CompilerJob("df", "primal", None), default_seams(), options)
+    pipeline.run_passes(st, passes=pipeline.AUTODIFF_KERNEL_PASSES)
+    assert [(s.tape_size, s.recompute_limit, s.loop_jacobian_limit) for s in signatures] == [(7, 5, 3)]
+    assert "def f__reverse_dev0" in st.source and "def df__primal" in st.source

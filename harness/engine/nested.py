@@ -10,9 +10,8 @@ import ast
 
 from ..core.target import TargetConfig
 from ..core.errors import NestedCompilationError, UnsupportedError
-from .analysis import analyze, extremum_atomics
+from .analysis import extremum_atomics
 from .ownership import affine_forms, visit_guarded
-from .codegen import Signature, function_text
 from .frontend import KernelSource, parse_kernel, resolve_global
 from .ir import KernelIR, Lit, Nested, Param, file_of
 from .jobs import CompilerJob
@@ -79,50 +78,61 @@ def nested_arrays(nested: Nested, file: str) -> tuple:
     return nested.function.__name__, f"{file}:{nested.line}", tuple(arrays)
 
 
-def nested_function(kernel_ir: KernelIR, nested: Nested, config, index: int, seams=None) -> tuple[str, str, KernelIR]:
-    """The derivative of `nested.function` as a device function: (name, def text, its IR), built
-    with the engine's `seams` (harness/engine/seams.py; the defaults when None)."""
-    if seams is None:
-        from .seams import default_seams
-        seams = default_seams()
-    src = parse_kernel(nested.function)
-    if len(src.params) != len(nested.args):
-        raise UnsupportedError(f"autodiff passes {len(nested.args)} arguments to {src.name}, "
-                               f"which takes {len(src.params)}", file=kernel_ir.file, line=nested.line)
-    params, activity = [], {}
-    for name, arg in zip(src.params, nested.args):
+def device_state(parent, call: Nested, index: int):
+    """The PassState of one `autodiff` call's device function (pipeline.DEVICE_PASSES): the
+    parent's seams, options and launch shape, and a child job that must inherit its parent's
+    configuration (checked before anything is compiled)."""
+    from .pipeline import PassState
+    job = parent.job
+    config = job.config if parent.options.nested_config == "inherit" else host_config(job.config)
+    child = job.child(call.function.__name__, call.mode, config)
+    replay = child.child(call.function.__name__, "primal", config)
+    check_inherits(child, job)
+    check_inherits(replay, child)
+    return PassState(parse_kernel(call.function), [], [], call.mode, parent.launch_shape, child, parent.seams,
+                     parent.options, declared={}, nested=call, kernel_ir=parent.ir, index=index)
+
+
+def lower_device(st) -> None:
+    """The called function lowered as a device function, its parameters typed by the call's
+    arguments, with the caller's guards and the affine forms of its scalar arguments."""
+    kernel_ir, call, src = st.kernel_ir, st.nested, st.src
+    if len(src.params) != len(call.args):
+        raise UnsupportedError(f"autodiff passes {len(call.args)} arguments to {src.name}, "
+                               f"which takes {len(src.params)}", file=kernel_ir.file, line=call.line)
+    for name, arg in zip(src.params, call.args):
         if arg.is_array:
             p = kernel_ir.param(arg.value)
-            params.append(Param(name, "array", p.dtype, p.ndim))
+            st.params.append(Param(name, "array", p.dtype, p.ndim))
         else:
             dtype = literal_type(arg.value.value) if isinstance(arg.value, Lit) else kernel_ir.types[arg.value]
-            params.append(Param(name, "scalar", dtype))
-        activity[name] = arg.activity
-    f_ir = lower_kernel(src, params, device=True)
+            st.params.append(Param(name, "scalar", dtype))
+        st.declared[name] = arg.activity
+    f_ir = st.ir = lower_kernel(src, st.params, device=True)
     kernel_forms = affine_forms(kernel_ir)     # e.g. Const(i) with i = cuda.grid(1): {'gx': 1}
     sites = {}
     visit_guarded(kernel_ir, kernel_forms, lambda s, pins: sites.setdefault(id(s), pins))
-    f_ir.entry_pins = sites.get(id(nested), frozenset())
+    f_ir.entry_pins = sites.get(id(call), frozenset())
     f_ir.param_forms = {name: ({"1": arg.value.value} if type(arg.value.value) is int else None)
                         if isinstance(arg.value, Lit) else kernel_forms.get(arg.value)
-                        for name, arg in zip(src.params, nested.args) if not arg.is_array}
-    # the host's analysis pipeline, with the kernel's launch shape: same checks, same refusals
-    info = analyze(f_ir, activity, config.shape, nested.mode, seams=seams)
-    for s in extremum_atomics(f_ir, info.activity):
+                        for name, arg in zip(src.params, call.args) if not arg.is_array}
+
+
+def refuse_extrema(st) -> None:
+    for s in extremum_atomics(st.ir, st.activity):
         raise UnsupportedError(f"cuda.atomic.{s.op} on differentiable '{s.array}' in a function differentiated "
                                "on the device: its winner is found by replaying the whole grid before the "
-                               "derivative runs, which a device function cannot do", file=file_of(f_ir, s), line=s.line)
-    varied = info.varied
-    sig = Signature(activity=info.activity, owned=frozenset(info.owned))
-    fname = f"{src.name}__{nested.mode}_dev{index}"
-    _, text = function_text(f_ir, nested.mode, sig, varied, device=True, name=fname,
-                            emitters=seams.emitters, rules=seams.rules)
-    # the results' types: adjoints of Active scalars (reverse) or the result's tangent (forward)
-    if nested.mode == "reverse":
-        actives = [p for p in params if activity[p.name] == "active"]
-        for t, p in zip(nested.targets, actives):
+                               "derivative runs, which a device function cannot do", file=file_of(st.ir, s), line=s.line)
+
+
+def result_types(st) -> None:
+    """The types of the call's results in the caller: adjoints of Active scalars (reverse) or the
+    result's tangent (forward)."""
+    kernel_ir, call, f_ir = st.kernel_ir, st.nested, st.ir
+    if call.mode == "reverse":
+        actives = [p for p in st.params if st.declared[p.name] == "active"]
+        for t, p in zip(call.targets, actives):
             kernel_ir.types[t] = p.dtype
-    elif nested.targets and f_ir.returns:
-        kernel_ir.types[nested.targets[0]] = f_ir.types.get(f_ir.returns[0], "float64") \
+    elif call.targets and f_ir.returns:
+        kernel_ir.types[call.targets[0]] = f_ir.types.get(f_ir.returns[0], "float64") \
             if isinstance(f_ir.returns[0], str) else "float64"
-    return fname, text, f_ir

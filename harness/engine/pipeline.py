@@ -1,6 +1,12 @@
-"""The derivative pipeline, declared: named passes in order over one explicit PassState.
+"""The derivative pipelines, declared: named passes in order over one explicit PassState.
 
-    lower -> record-calls -> analyze -> signature -> extrema -> generate
+    PASSES (a kernel's derivative):
+        lower -> record-calls -> analyze -> signature -> extrema -> generate
+    DEVICE_PASSES (one `autodiff` call inside a kernel, as a device function):
+        lower-device -> record-calls -> analyze -> refuse-extrema -> signature -> generate-device
+            -> result-types
+    AUTODIFF_KERNEL_PASSES (the primal of a kernel that calls `autodiff`):
+        lower -> record-calls -> device-functions (DEVICE_PASSES per call) -> generate-primal
 
 `analyze` is the analysis pipeline that host kernels and device-side autodiff share
 (analysis.analyze: local-array activities, taped loads, varied values, the Const-array check,
@@ -17,11 +23,13 @@ from typing import Any, Callable
 
 from . import analysis, coarsen, gather
 from .analysis import extremum_atomics
+from . import nested as device
 from .emit_state import differentiable_arrays
 from .codegen import Signature, describe, function_text, generate, module_text
 from .ir import Assign, KernelIR, Load, walk
 from .nested import record_inlined_calls
 from .normalize import lower_kernel
+from .options import EngineOptions
 from .verify import verify
 
 
@@ -35,11 +43,12 @@ class PassState:
     launch_shape: Any                 # analysis.LaunchShape
     job: Any                          # jobs.CompilerJob of this kernel
     seams: Any                        # seams.Seams
-    tape_size: int
-    recompute_limit: int = 64
-    gather_stencils: bool = False
-    coarsen: bool = True                              # coarsen reverse kernels where proven (coarsen.py)
-    loop_jacobian_limit: int = 16
+    options: EngineOptions = field(default_factory=EngineOptions)
+    verify_ir: bool = False                           # also for the device pipelines run inside a pass
+    declared: dict | None = None                      # param -> activity as called (default: from infos)
+    nested: Any = None                                # device pipeline: the ir.Nested call it builds
+    kernel_ir: KernelIR | None = None                 # device pipeline: the calling kernel's IR
+    index: int = 0                                    # device pipeline: the call's position in the kernel
     ir: KernelIR | None = None
     activity: dict = field(default_factory=dict)      # name -> activity, local arrays included
     varied: set = field(default_factory=set)          # values that carry a derivative
@@ -47,7 +56,10 @@ class PassState:
     sig: Signature | None = None
     extrema: list = field(default_factory=list)       # atomic max/min statements
     fname: str = ""                                   # the generated kernel's name
-    source: str = ""                                  # the generated module's text
+    source: str = ""                                  # the generated module's text (a device pipeline:
+                                                      # the function's `def` text)
+    device_functions: list = field(default_factory=list)   # (function name, def text) per autodiff call
+    nested_names: dict = field(default_factory=dict)       # id(ir.Nested) -> its device function's name
 
 
 def lower(st: PassState):
@@ -59,7 +71,8 @@ def record_calls(st: PassState):
 
 
 def analyze(st: PassState):
-    info = analysis.analyze(st.ir, {i.name: i.activity for i in st.infos}, st.launch_shape, st.mode, seams=st.seams)
+    declared = {i.name: i.activity for i in st.infos} if st.declared is None else st.declared
+    info = analysis.analyze(st.ir, declared, st.launch_shape, st.mode, seams=st.seams)
     st.activity, st.varied, st.owned = info.activity, info.varied, info.owned
 
 
@@ -69,12 +82,12 @@ def signature(st: PassState):
                        owned=frozenset(st.owned),
                        skip_store=frozenset(i.name for i in st.infos
                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
-                       tape_size=st.tape_size, recompute_limit=st.recompute_limit,
-                       loop_jacobian_limit=st.loop_jacobian_limit)
-    if st.mode == "reverse" and st.gather_stencils:   # adjoints gathered from their readers, not scattered
+                       tape_size=st.options.tape_size, recompute_limit=st.options.recompute_limit,
+                       loop_jacobian_limit=st.options.loop_jacobian_limit)
+    if st.mode == "reverse" and st.options.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)
-    if st.coarsen and coarsen.refusal(st.ir, st.activity, st.sig.owned, st.sig.gather, st.mode) is None:
+    if st.options.coarsen_blocks_per_sm > 0 and coarsen.refusal(st.ir, st.activity, st.sig.owned, st.sig.gather, st.mode) is None:
         st.sig.coarsen = coarsen.axes(st.launch_shape)
 
 
@@ -94,7 +107,43 @@ def emit(st: PassState):
         st.fname, st.source = generate(st.ir, st.mode, st.sig, st.varied, origin, **seams)
 
 
-PASSES: tuple[tuple[str, Callable[[PassState], None]], ...] = (
+def device_signature(st: PassState):
+    """A device function's specialisation: its own activities and owned arrays, the case's limits."""
+    st.sig = Signature(activity=st.activity, owned=frozenset(st.owned), tape_size=st.options.tape_size,
+                       recompute_limit=st.options.recompute_limit,
+                       loop_jacobian_limit=st.options.loop_jacobian_limit)
+
+
+def emit_device(st: PassState):
+    st.fname = f"{st.src.name}__{st.mode}_dev{st.index}"
+    _, st.source = function_text(st.ir, st.mode, st.sig, st.varied, device=True, name=st.fname,
+                                 emitters=st.seams.emitters, rules=st.seams.rules)
+
+
+def device_functions(st: PassState):
+    """Each `autodiff` call of the kernel as a device function, through DEVICE_PASSES: a child job
+    configured as its parent (or as the host with nested_config: native, the historical bug)."""
+    names = {}
+    for call in st.ir.nested:
+        child_st = device.device_state(st, call, len(st.device_functions))
+        run_passes(child_st, st.verify_ir, DEVICE_PASSES)
+        names[id(call)] = child_st.fname
+        st.device_functions.append((child_st.fname, child_st.source))
+    st.nested_names = names
+
+
+def emit_autodiff_kernel(st: PassState):
+    sig = Signature(activity={p.name: "const" for p in st.params})
+    st.fname, text = function_text(st.ir, "primal", sig, set(), nested_names=st.nested_names,
+                                   emitters=st.seams.emitters, rules=st.seams.rules)
+    doc = (f"Primal kernel `{st.ir.name}` ({st.src.file}:{st.src.tree.lineno}) with its device-side autodiff "
+           f"calls compiled as device functions.\n\nGenerated by the harness AD engine; do not edit.")
+    st.source = module_text(doc, [t for _, t in st.device_functions] + [text])
+
+
+Pass = tuple[str, Callable[[PassState], None]]
+
+PASSES: tuple[Pass, ...] = (
     ("lower", lower),
     ("record-calls", record_calls),
     ("analyze", analyze),
@@ -103,12 +152,30 @@ PASSES: tuple[tuple[str, Callable[[PassState], None]], ...] = (
     ("generate", emit),
 )
 
+DEVICE_PASSES: tuple[Pass, ...] = (
+    ("lower-device", device.lower_device),
+    ("record-calls", record_calls),
+    ("analyze", analyze),
+    ("refuse-extrema", device.refuse_extrema),
+    ("signature", device_signature),
+    ("generate-device", emit_device),
+    ("result-types", device.result_types),
+)
+
+AUTODIFF_KERNEL_PASSES: tuple[Pass, ...] = (
+    ("lower", lower),
+    ("record-calls", record_calls),
+    ("device-functions", device_functions),
+    ("generate-primal", emit_autodiff_kernel),
+)
+
 
 def verify_by_default() -> bool:
     return os.environ.get("HARNESS_VERIFY_IR", "") not in ("", "0")
 
 
 def run_passes(st: PassState, verify_ir: bool = False, passes=PASSES) -> PassState:
+    st.verify_ir = verify_ir
     for name, run in passes:
         run(st)
         if verify_ir and st.ir is not None:
