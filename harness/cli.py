@@ -7,6 +7,7 @@ import sys
 from harness.bench.cli import add_bench_parser
 from harness.fuzz.cli import add_fuzz_parser
 from harness.mutation_run import add_mutate_parser
+from harness.releases.cli import add_releases_parser
 from harness.report.cli import add_report_parser
 from harness.session_cli import add_run_parser
 from harness.tools.new import add_new_parser
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_new_parser(subparsers)
     add_reduce_parser(subparsers)
     add_fuzz_parser(subparsers)
+    add_releases_parser(subparsers)
     return parser
 
 

@@ -23,6 +23,13 @@ FIXED = frozenset({"PASS", "XFAIL"})
 # Runs a report lists compactly (nothing to read but the state).
 QUIET = frozenset({"PASS", "SKIP"})
 
+# Across the releases of an engine (harness/releases): a run's derivative is right in a release when it
+# passes, or passes although the case expects a known bug (XPASS: that release does not have it); it is
+# wrong when a bug shows (a failing state, or the expected bug itself). UNSUPPORTED and SKIP say
+# nothing about the derivative: a release that cannot run a case neither fixes nor breaks it.
+RELEASE_RIGHT = frozenset({"PASS", "XPASS"})
+RELEASE_WRONG = BUG_STATES | {"XFAIL"}
+
 # A failing oracle maps to its own state: most GPU AD bugs are silent zeros or races. Listed by
 # rank: NONDET outranks ZERO, which outranks a plain FAIL (a result that changes from launch to
 # launch makes every finite-difference comparison, the zero guard's too, meaningless).
