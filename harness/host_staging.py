@@ -18,7 +18,7 @@ import numpy as np
 
 from . import policy
 from .activity import Active, BatchDuplicated, Const, Duplicated, map_arrays
-from .layouts import _in_layout, element_layout, root_of
+from .layouts import in_layout, element_layout, root_of
 
 
 class HostArrays:
@@ -84,7 +84,7 @@ class Staged:
             self._roots.append((root, flat))
         if offset == 0 and host.size == root.size and host.flags.c_contiguous:
             return flat.reshape(host.shape)      # the whole allocation in order: a reshape, no strides
-        return _in_layout(flat, offset, host.shape, strides)
+        return in_layout(flat, offset, host.shape, strides)
 
     def value(self, v):
         return self.array(v) if isinstance(v, np.ndarray) else v

@@ -30,7 +30,7 @@ import numpy as np
 
 from .activity import Active, BatchDuplicated, Const, Duplicated
 # the geometry and the checks live in the engine, which applies them at every launch
-from .engine.memory import (Buffer, _pointer, byte_span, check_aliasing, check_arguments,  # noqa: F401
+from .engine.memory import (Buffer, data_pointer, byte_span, check_aliasing, check_arguments,  # noqa: F401
                             check_layout, may_overlap, root_of, self_overlap)
 
 
@@ -47,14 +47,14 @@ def element_layout(host: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]] 
     an allocation that is not one contiguous block)."""
     root = root_of(host)
     item = host.dtype.itemsize
-    offset = (_pointer(host) or 0) - (_pointer(root) or 0)
+    offset = (data_pointer(host) or 0) - (data_pointer(root) or 0)
     if (root.dtype != host.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous)
             or offset % item or any(s % item for s in host.strides)):
         return None
     return root, offset // item, tuple(s // item for s in host.strides)
 
 
-def _in_layout(flat, offset: int, shape, strides: tuple[int, ...]):
+def in_layout(flat, offset: int, shape, strides: tuple[int, ...]):
     """A view of the 1-d array `flat` (numpy or a device array) at an element offset and strides."""
     return _as_strided(flat[offset:], tuple(shape), tuple(s * flat.dtype.itemsize for s in strides))
 
@@ -69,7 +69,7 @@ def copy_with_layout(host: np.ndarray, dtype=None) -> np.ndarray:
     if layout is None:
         return np.array(host, dtype=dtype)
     root, offset, strides = layout
-    return _in_layout(root.ravel(order="K").astype(dtype, copy=True), offset, host.shape, strides)
+    return in_layout(root.ravel(order="K").astype(dtype, copy=True), offset, host.shape, strides)
 
 
 def filled_like(view: np.ndarray, values) -> np.ndarray:
@@ -99,7 +99,7 @@ def device_view(backend, host: np.ndarray, roots: dict | None = None, dtype=None
         shared.append((root, flat))
     if plain:
         return flat.reshape(host.shape)
-    return _in_layout(flat, offset, host.shape, strides)
+    return in_layout(flat, offset, host.shape, strides)
 
 
 def launch_buffers(names: Sequence[str], args: Sequence[Any], is_array) -> list[Buffer]:

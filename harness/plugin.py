@@ -328,7 +328,7 @@ def pytest_runtest_protocol(item, nextitem):
 _OUTPUT = pytest.StashKey["object"]()
 
 
-def _output(config):
+def output_of(config):
     return config.stash.get(_OUTPUT, None) if config is not None else None
 
 
@@ -342,7 +342,7 @@ class _Recorder:
     def pytest_runtest_logreport(self, report):
         if report.when != "call" and not (report.when == "setup" and report.failed):
             return
-        output, state = _output(self.config), plugin_state(self.config)
+        output, state = output_of(self.config), plugin_state(self.config)
         if output is None:
             return
         is_run = False
@@ -370,7 +370,7 @@ class _Recorder:
         """pytest-xdist: the worker running `crashitem` died. Record the run as ERROR (crash), unless
         its outcome was recorded already: then the worker left on purpose after it (a poisoned device
         context, a launch that could not be stopped) and this report is a duplicate, hidden below."""
-        output = _output(self.config)
+        output = output_of(self.config)
         if output is None:
             return None
         if crashitem in output.recorded:
@@ -403,7 +403,7 @@ def pytest_sessionfinish(session, exitstatus):
             config.workeroutput[WORKER_KEY] = record
         elif _PROFILE in config.stash and not config.stash[_PROFILE].workers:     # no xdist: one process
             config.stash[_PROFILE].add_worker("main", record)
-    output = _output(session.config) if _is_controller(session.config) else None
+    output = output_of(session.config) if _is_controller(session.config) else None
     if output is not None:
         output.finish(exitstatus)
     if _is_controller(session.config) and session.config.getoption("baseline"):
@@ -449,7 +449,7 @@ def failing_in_both(baseline, current) -> int:
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    output = _output(config)
+    output = output_of(config)
     if output is not None and output.summary:
         terminalreporter.write_sep("-", "harness report")
         for line in output.summary:

@@ -66,8 +66,8 @@ class _ReportPath:
     path = None
 
     def pytest_unconfigure(self, config):
-        from harness.plugin import _output
-        output = _output(config)
+        from harness.plugin import output_of
+        output = output_of(config)
         self.path = output.report_path if output is not None else None
 
 

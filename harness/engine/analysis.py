@@ -203,7 +203,7 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
         refuse("its winner is found by replaying the kernel, which is not done for kernels with dynamic loops")
     if atomic.array in loaded or atomic.array in stored:
         refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
-    referenced = _referenced(ir.body)
+    referenced = referenced_names(ir.body)
     olds = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.target in referenced]
     if olds:       # the replay passes skip atomics, so an old value would be undefined there
         refuse(f"the kernel uses the old value of the atomic at line {olds[0].line}, which the replay that finds "
@@ -222,7 +222,7 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
                "the atomic saw")
 
 
-def _referenced(node) -> set[str]:
+def referenced_names(node) -> set[str]:
     """Every name a statement list reads (operands, indices, conditions, loop registers)."""
     out: set[str] = set()
 

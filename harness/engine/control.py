@@ -81,21 +81,21 @@ def prepare_body(src: KernelSource, values: bool) -> list:
     return [init] + lower_returns(body, src, values)
 
 
-def _has_jump(stmts) -> bool:
+def has_jump(stmts) -> bool:
     """break/continue belonging to this loop body (not to a nested loop)."""
     for s in stmts:
         if isinstance(s, (ast.Break, ast.Continue)):
             return True
-        if isinstance(s, ast.If) and (_has_jump(s.body) or _has_jump(s.orelse)):
+        if isinstance(s, ast.If) and (has_jump(s.body) or has_jump(s.orelse)):
             return True
     return False
 
 
-def _uses(stmts, name) -> bool:
+def uses_name(stmts, name) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for s in stmts for n in ast.walk(s))
 
 
-def _assigned_names(stmts) -> set[str]:
+def assigned_names(stmts) -> set[str]:
     names = set()
     for s in stmts:
         for n in ast.walk(s):
@@ -107,13 +107,13 @@ def _assigned_names(stmts) -> set[str]:
 def lower_jumps(stmts: list, src: KernelSource, brk: str, skip: str) -> list:
     """`break` sets the loop-carried flag _brk (later iterations do nothing; a while loop stops);
     `continue` sets _skip, reset at the top of every iteration. Statements after a jump are guarded."""
-    if not _has_jump(stmts):
+    if not has_jump(stmts):
         return stmts
     body = _lower_jumps_block(stmts, src, brk, skip)
-    if _uses(body, skip):
+    if uses_name(body, skip):
         body = [ast.Assign([ast.Name(skip, ast.Store())], ast.Constant(False))] + body
     guard = ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load()))
-    if _uses(body, brk):
+    if uses_name(body, brk):
         body = [ast.If(guard, body, [])]
     for n in body:
         ast.fix_missing_locations(n)
@@ -128,7 +128,7 @@ def _lower_jumps_block(stmts, src, brk, skip):
             flag = brk if isinstance(s, ast.Break) else skip
             out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
             return out
-        if isinstance(s, ast.If) and _has_jump([s]):
+        if isinstance(s, ast.If) and has_jump([s]):
             s = copy.copy(s)
             s.body = _lower_jumps_block(s.body, src, brk, skip)
             s.orelse = _lower_jumps_block(s.orelse, src, brk, skip)
@@ -137,8 +137,8 @@ def _lower_jumps_block(stmts, src, brk, skip):
             if rest:
                 live = ast.BoolOp(ast.And(), [ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load())),
                                               ast.UnaryOp(ast.Not(), ast.Name(skip, ast.Load()))]) \
-                    if _uses([s], skip) and _uses([s], brk) else \
-                    ast.UnaryOp(ast.Not(), ast.Name(skip if _uses([s], skip) else brk, ast.Load()))
+                    if uses_name([s], skip) and uses_name([s], brk) else \
+                    ast.UnaryOp(ast.Not(), ast.Name(skip if uses_name([s], skip) else brk, ast.Load()))
                 out.append(ast.copy_location(ast.If(live, _lower_jumps_block(rest, src, brk, skip), []), rest[0]))
             return out
         out.append(s)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import emit_forward, emit_loops
-from .analysis import _referenced
+from .analysis import referenced_names
 from .emit_state import EmitState
 from .ir import Assign, Load, Loop, Prim, walk
 
@@ -46,7 +46,7 @@ def live_ins(em: EmitState, s: Loop) -> list[str]:
     regs = emit_loops.registers(s)
     entry = entry_values(em)
     first = [r for r in outputs(em, s) if em.is_varied(entry.get(r))]
-    rest = sorted(v for v in _referenced(s) if v in em.varied and v not in inside and v not in regs)
+    rest = sorted(v for v in referenced_names(s) if v in em.varied and v not in inside and v not in regs)
     return first + rest
 
 

@@ -144,7 +144,7 @@ class CachedLaunch(BoundLaunch):
         self.kernel_args = self.kernel_args[len(self.kernel_args) - tail:] if tail else []
 
 
-def _numba_type(info: ArgInfo, layout: str | None = None):
+def numba_type(info: ArgInfo, layout: str | None = None):
     from numba import types
     from numba.np.numpy_support import from_dtype
     scalar = from_dtype(np.dtype(info.dtype))
@@ -158,11 +158,11 @@ def derivative_arg_types(infos: list[ArgInfo], mode: str, width: int) -> list:
     shadows (arrays) or tangents (forward scalars). A shadow gets its own layout, not its primal's."""
     types = []
     for i in infos:
-        types.append(_numba_type(i))
+        types.append(numba_type(i))
         if i.differentiable and i.kind == "array":
-            types += [_numba_type(i, i.shadow_layout(k)) for k in range(width)]
+            types += [numba_type(i, i.shadow_layout(k)) for k in range(width)]
         elif i.differentiable and mode == "forward":
-            types += [_numba_type(i)] * width
+            types += [numba_type(i)] * width
     return types
 
 
@@ -300,7 +300,7 @@ class Engine:
         if mode == "primal":
             if uses_autodiff(src):
                 return self._build_nested(src, infos, params, config, job, key)
-            sig = tuple(_numba_type(i) for i in infos)
+            sig = tuple(numba_type(i) for i in infos)
             compiled = self.backend.compile(fn, sig, target)
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
         st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options),
@@ -324,10 +324,10 @@ class Engine:
         scratch, passes = [], ()
         for s in extrema:                     # S (final values), I (initial values), W (winners)
             arr = next(i for i in infos if i.name == s.array)
-            like = nt.Array(_numba_type(arr).dtype, arr.ndim, "C")
+            like = nt.Array(numba_type(arr).dtype, arr.ndim, "C")
             scratch.append((s.array, [like, like, nt.Array(nt.int64, arr.ndim, "C")]))
         if extrema:
-            primal_types = [_numba_type(i) for i in infos]
+            primal_types = [numba_type(i) for i in infos]
             passes = tuple(self.backend.compile(load_function(path, f"{ir.name}__{m}"), tuple(primal_types + extra),
                                                 target)
                            for m, extra in (("extrema1", [t[0] for _, t in scratch]),
@@ -357,7 +357,7 @@ class Engine:
         job.source = str(path)
         for child in job.descendants():
             child.source = str(path)
-        compiled = self.backend.compile(load_function(path, st.fname), tuple(_numba_type(i) for i in infos),
+        compiled = self.backend.compile(load_function(path, st.fname), tuple(numba_type(i) for i in infos),
                                         job.config)
         return Plan("primal", compiled, key, job, source_path=str(path),
                     nested_arrays=tuple(nested_arrays(n, st.ir.file) for n in st.ir.nested),

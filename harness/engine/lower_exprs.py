@@ -11,7 +11,7 @@ from .frontend import module_kind, resolve_global
 from .ir import Assign, Lit, Load, Prim, Special
 from .lower_state import LoweringState
 
-_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor",
            ast.BitXor: "bitxor", ast.LShift: "lshift", ast.RShift: "rshift"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
@@ -40,7 +40,7 @@ def _expr(st: LoweringState, node, out):
     if isinstance(node, ast.Name):
         return name_atom(st, node)
     if isinstance(node, ast.BinOp):
-        op = _BINOPS.get(type(node.op))
+        op = BINOPS.get(type(node.op))
         if op is None:
             raise st.err(node, f"operator {type(node.op).__name__} is not supported")
         a, b = expr(st, node.left, out), expr(st, node.right, out)

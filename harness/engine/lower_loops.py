@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from . import lower_exprs as exprs, lower_stmts as stmts
-from .control import BREAK, SKIP, _assigned_names, _has_jump, _uses, lower_jumps
+from .control import BREAK, SKIP, assigned_names, has_jump, uses_name, lower_jumps
 from .ir import Lit, Loop, Prim
 from .lower_state import LoweringState
 from .types import promote_pair
@@ -19,7 +19,7 @@ def for_loop(st: LoweringState, s: ast.For, out):
     it = s.iter
     if s.orelse:
         raise st.err(s, "`for ... else` is not supported")
-    if isinstance(it, (ast.Tuple, ast.List)) and isinstance(s.target, ast.Name) and not _has_jump(s.body):
+    if isinstance(it, (ast.Tuple, ast.List)) and isinstance(s.target, ast.Name) and not has_jump(s.body):
         for elt in it.elts:              # `for d in (16, 8, 4)`: unrolled over the literal values
             st.env[s.target.id] = exprs.expr(st, elt, out, target=st.fresh(s.target.id))
             out.extend(stmts.block(st, s.body))
@@ -42,7 +42,7 @@ def for_loop(st: LoweringState, s: ast.For, out):
     if step == 0:
         raise st.err(step_node, "range() step must not be zero")
     start, stop = exprs.expr(st, start_node, out), exprs.expr(st, stop_node, out)
-    if isinstance(start, Lit) and isinstance(stop, Lit) and not _has_jump(s.body):
+    if isinstance(start, Lit) and isinstance(stop, Lit) and not has_jump(s.body):
         count = len(range(start.value, stop.value, step))
         if count <= UNROLL_LIMIT:          # small static loops: unrolled, pure SSA, no tape
             for value in range(start.value, stop.value, step):
@@ -101,7 +101,7 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     """Lower a dynamic loop. Registers for every scalar the body reassigns are created before
     the loop; their types may widen in the body (s = 0; s += x[k]), in which case the body is
     lowered again with the wider type so no float is mistaken for an integer."""
-    assigned = _assigned_names(body) | ({brk} if _uses(body, brk) else set())
+    assigned = assigned_names(body) | ({brk} if uses_name(body, brk) else set())
     carried_vars = sorted(v for v in assigned if v in st.env or v == brk)
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))

@@ -8,7 +8,7 @@ import ast
 from . import lower_calls as calls, lower_exprs as exprs, lower_loops as loops
 from .control import RET
 from .ir import If, Lit, Load, Prim, Special, Store
-from .lower_exprs import _BINOPS
+from .lower_exprs import BINOPS
 from .lower_state import LoweringState
 from .types import infer_prim_type
 
@@ -29,7 +29,7 @@ def stmt(st: LoweringState, s, out):
     elif isinstance(s, ast.AnnAssign) and s.value is not None:
         assign(st, s.target, s.value, out)
     elif isinstance(s, ast.AugAssign):
-        op = _BINOPS.get(type(s.op))
+        op = BINOPS.get(type(s.op))
         if op is None:
             raise st.err(s, f"augmented operator {type(s.op).__name__} is not supported")
         if isinstance(s.target, ast.Name):

@@ -19,7 +19,7 @@ import numpy as np
 from ..core.errors import ActivityError
 
 
-def _pointer(arr) -> int | None:
+def data_pointer(arr) -> int | None:
     face = getattr(arr, "__array_interface__", None) or getattr(arr, "__cuda_array_interface__", None)
     if not face:
         return None
@@ -38,7 +38,7 @@ def root_of(host: np.ndarray) -> np.ndarray:
 
 def byte_span(arr) -> tuple[int, int] | None:
     """[lo, hi) byte addresses that `arr`'s elements touch; None when unknown or empty."""
-    ptr = _pointer(arr)
+    ptr = data_pointer(arr)
     shape, strides = tuple(getattr(arr, "shape", ())), getattr(arr, "strides", None)
     if ptr is None or strides is None or any(n == 0 for n in shape):
         return None

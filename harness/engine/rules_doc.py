@@ -17,7 +17,7 @@ import numpy as np
 
 from .frontend import FUNCTIONS
 from .rules import BOOLEAN, CONSTANTS, NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
-from .syntax import _PRIM_SYNTAX
+from .syntax import PRIM_SYNTAX
 
 BEGIN = "<!-- rule list: generated from harness/engine/rules.py by `python -m harness.engine.rules_doc`; do not edit -->"
 END = "<!-- end of the generated rule list -->"
@@ -28,7 +28,7 @@ _OPERANDS = ("x", "y")
 def spellings() -> dict[str, list[str]]:
     """Every way a kernel can write each primitive: operators, builtins, math.* and numpy names."""
     out: dict[str, set[str]] = {}
-    for op, text in _PRIM_SYNTAX.items():
+    for op, text in PRIM_SYNTAX.items():
         if op != "copy" and "{" in text and not text.split("(")[0].isidentifier():
             out.setdefault(op, set()).add(text.format(*_OPERANDS))
     for prefix, module in (("", builtins), ("math.", math), ("np.", np)):

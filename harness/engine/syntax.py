@@ -8,7 +8,7 @@ from .analysis import SHUFFLES
 from .ir import Lit, Load, Special
 from .rules import CONSTANTS, PARTIALS
 
-_PRIM_SYNTAX = {
+PRIM_SYNTAX = {
     "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
     "floordiv": "{0} // {1}", "mod": "{0} % {1}", "pow": "{0} ** {1}", "neg": "-{0}",
     "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}", "ge": "{0} >= {1}",
@@ -63,8 +63,8 @@ def expr_text(e) -> str:
         return f"cuda.{e.op}_sync({', '.join(args)})"
     if e.op == "custom":
         return args[0]                        # the value came from the rule's primal body
-    if e.op in _PRIM_SYNTAX:
-        return _PRIM_SYNTAX[e.op].format(*args)
+    if e.op in PRIM_SYNTAX:
+        return PRIM_SYNTAX[e.op].format(*args)
     if e.op == "round":                       # round(x) or round(x, ndigits)
         return f"round({', '.join(args)})"
     if e.op.startswith("cast_"):

@@ -200,7 +200,7 @@ class LaunchInfo:
     grid: tuple[int, ...]
 
 
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Pow: "**"}
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
@@ -470,7 +470,7 @@ class _Scope:
             raise src.refuse(s, f"assignment to {type(target).__name__}")
 
     def _augassign(self, s, out, depth):
-        op = _BINOPS.get(type(s.op))
+        op = BINOPS.get(type(s.op))
         if op is None:
             raise self.src.refuse(s, f"augmented assignment {type(s.op).__name__}")
         if isinstance(s.target, ast.Name):
@@ -562,7 +562,7 @@ class _Scope:
                 return node.id, None              # assigned later in a loop; the fixed point fills it in
             raise src.refuse(node, f"name {node.id} (a global that is not a number)")
         if isinstance(node, ast.BinOp):
-            op = _BINOPS.get(type(node.op))
+            op = BINOPS.get(type(node.op))
             if op is None:
                 raise src.refuse(node, f"operator {type(node.op).__name__}")
             a, ta = self._expr(node.left)

@@ -40,7 +40,7 @@ import numpy as np
 from ..activity import Active, BatchDuplicated, Const, Duplicated, activity_name, map_arrays, unwrap
 from ..engine.jobs import CompilerJob
 from ..engine.launch import Engine, LaunchConfig, LaunchResult, Plan, default_engine
-from ..engine.launch import _numba_type as engine_numba_type
+from ..engine.launch import numba_type as engine_numba_type
 from ..engine.signature import classify
 from ..errors import ActivityError, KernelError, MixedActivityError
 from ..engine.isbits import check_argument, is_array_like, is_number, type_name
