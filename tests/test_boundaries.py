@@ -94,3 +94,14 @@ def test_the_checks_see_imports():
     found = imports_of(PACKAGE / "engine" / "launch.py")
     assert any(t == "harness.engine.pipeline" and "run_passes" in n for t, n, _ in found)
     assert "harness.engine.pipeline" in harness_closure("harness.engine.launch")
+
+
+def test_the_module_map_prints_the_layout_and_its_cycles():
+    """docs/architecture.md names `python -m harness.tools.module_map`: it must describe this tree."""
+    from harness.tools.module_map import cycles, import_graph, report
+    text = report()
+    assert "at the root:" in text and "import cycles:" in text and "engine/" in text
+    assert cycles({"a": {"b"}, "b": {"a", "c"}, "c": set()}) == [["a", "b"]]
+    graph = import_graph(PACKAGE)
+    assert "harness.engine.pipeline" in graph["harness.engine.launch"]
+    assert "harness.engine" not in graph["harness.engine.launch"]      # the package's own __init__

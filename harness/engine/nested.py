@@ -16,6 +16,7 @@ from .frontend import KernelSource, parse_kernel, resolve_global
 from .ir import KernelIR, Lit, Nested, Param, file_of
 from .jobs import CompilerJob
 from .normalize import lower_kernel
+from .pass_state import PassState
 from .types import literal_type
 
 
@@ -82,7 +83,6 @@ def device_state(parent, call: Nested, index: int):
     """The PassState of one `autodiff` call's device function (pipeline.DEVICE_PASSES): the
     parent's seams, options and launch shape, and a child job that must inherit its parent's
     configuration (checked before anything is compiled)."""
-    from .pipeline import PassState
     job = parent.job
     config = job.config if parent.options.nested_config == "inherit" else host_config(job.config)
     child = job.child(call.function.__name__, call.mode, config)

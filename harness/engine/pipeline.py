@@ -18,48 +18,18 @@ the generated source and launching it is the Engine's job (launch.py).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from . import analysis, coarsen, gather
 from .analysis import extremum_atomics
 from . import nested as device
 from .emit_state import differentiable_arrays
 from .codegen import Signature, describe, function_text, generate, module_text
-from .ir import Assign, KernelIR, Load, walk
+from .ir import Assign, Load, walk
 from .nested import record_inlined_calls
 from .normalize import lower_kernel
-from .options import EngineOptions
+from .pass_state import PassState
 from .verify import verify
-
-
-@dataclass
-class PassState:
-    """What the passes share: the inputs (set by the Engine) and each pass's results."""
-    src: Any                          # frontend.KernelSource
-    params: list                      # ir.Param per kernel argument
-    infos: list                       # signature.ArgInfo per kernel argument
-    mode: str                         # forward | reverse
-    launch_shape: Any                 # analysis.LaunchShape
-    job: Any                          # jobs.CompilerJob of this kernel
-    seams: Any                        # seams.Seams
-    options: EngineOptions = field(default_factory=EngineOptions)
-    verify_ir: bool = False                           # also for the device pipelines run inside a pass
-    declared: dict | None = None                      # param -> activity as called (default: from infos)
-    nested: Any = None                                # device pipeline: the ir.Nested call it builds
-    kernel_ir: KernelIR | None = None                 # device pipeline: the calling kernel's IR
-    index: int = 0                                    # device pipeline: the call's position in the kernel
-    ir: KernelIR | None = None
-    activity: dict = field(default_factory=dict)      # name -> activity, local arrays included
-    varied: set = field(default_factory=set)          # values that carry a derivative
-    owned: set = field(default_factory=set)           # arrays whose adjoints need no atomics (reverse)
-    sig: Signature | None = None
-    extrema: list = field(default_factory=list)       # atomic max/min statements
-    fname: str = ""                                   # the generated kernel's name
-    source: str = ""                                  # the generated module's text (a device pipeline:
-                                                      # the function's `def` text)
-    device_functions: list = field(default_factory=list)   # (function name, def text) per autodiff call
-    nested_names: dict = field(default_factory=dict)       # id(ir.Nested) -> its device function's name
 
 
 def lower(st: PassState):
