@@ -1,12 +1,12 @@
 """Execute one Run: build its arguments, launch through the engine, apply the oracles, and judge
-the result against the case's expectation. Always returns an Outcome; never raises for a bad run.
+the result against the case's expectation (harness/judgement.py: judge_run, the one place a run's
+state is decided). Always returns an Outcome; never raises for a bad run.
 
 What is launched and which oracles apply is the run strategy's job (harness/strategies/: compile-only,
 nested, primal, gradient); the runner sets the run up, times it, catches its errors and judges it.
 """
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
@@ -21,14 +21,13 @@ from .cases.expand import apply_dtype
 from .engine.launch import Engine, EngineOptions, LaunchConfig
 from .engine.seams import default_seams
 from .engines import version as engine_version
-from .engines.expectations import judge_engine_refusal
-from .engines.isolation import (OUTCOME_MARK, child_death, expected_death, isolate_engine_runs,
-                                judge_engine_fault)
+from .engines.isolation import OUTCOME_MARK, isolate_engine_runs
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_kernel
 from .model import ErrorRecord, OracleVerdict, Outcome, Run
 from .strategies import RunContext, strategy_for
-from .verdicts import check_jobs, judge
+from .judgement import judge_run
+from .verdicts import check_jobs
 
 
 def launch_config(case, args: list[HostArg]) -> LaunchConfig:
@@ -122,18 +121,7 @@ class Runner:
             error = exc
             outcome.error = ErrorRecord(type(exc).__name__, str(exc), traceback=traceback.format_exc(limit=8))
         outcome.oracles = verdicts
-        outcome.state, outcome.message = judge(case.expect, verdicts, error)
-        outcome.state, outcome.message = judge_engine_refusal(run.engine, case.expect, error, outcome.state,
-                                                              outcome.message)
-        judge_engine_fault(run.engine, outcome, case.expect.state)
-        if not self.backend.can_launch and error is None and case.expect.kind in ("error", "unsupported"):
-            outcome.state = "SKIP"           # e.g. a tape overflow: only a launch can show it
-            outcome.message = (f"compiled; the expected {case.expect.error_type or 'UnsupportedError'} "
-                               "arises only when the kernel runs, which this compile-only tier does not do")
-        if not self.backend.can_launch and outcome.state == "XPASS":
-            outcome.state = "SKIP"           # a known bug in the results (NONDET, FAIL) needs a launch
-            outcome.message = (f"compiled; the known bug ({case.expect.reason}) shows only when the kernel runs, "
-                               "which this compile-only tier does not do")
+        judge_run(outcome, case.expect, run.engine, self.backend.can_launch, verdicts=verdicts, error=error)
         outcome.duration = time.time() - started
         return outcome
 
@@ -160,8 +148,8 @@ class Runner:
                                   cwd=self.root)
             lines = [ln for ln in done.stdout.splitlines() if ln.startswith(OUTCOME_MARK)]
             if not lines and (run.engine != "bundled" or run.case.expect.crash) and done.returncode < 0:
-                died = child_death(self.new_outcome(run, time.time()), run.engine, done.returncode, done.stderr)
-                return expected_death(died, run.case.expect)          # killed by a signal
+                return judge_run(self.new_outcome(run, time.time()), run.case.expect, run.engine,   # killed by a signal
+                                 self.backend.can_launch, death=(done.returncode, done.stderr))
             if not lines and not done.stdout.strip():
                 raise RuntimeError(f"exit status {done.returncode}, no result; stderr ends: {done.stderr[-600:]}")
             return Outcome.from_json(json.loads(lines[-1][len(OUTCOME_MARK):] if lines else
