@@ -28,8 +28,9 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
 - `constant_value(node, globals, local_names)` is the folding rule itself: the value of a literal,
   a module-level int/float/bool constant (a name the function never assigns), or + - * // % ** <<
   >> & | ^ and unary - + ~ over them, or a tuple of such; None for anything else.
-- `dtype_name(node, globals, local_names)` is the numpy dtype name an array dtype spells
-  (`float32`, `numba.float32`, `types.float64`, `np.float32`, `'float32'`), None if it spells none.
+- `dtype_name(node, globals, local_names)` is the numpy dtype name of the number type an array
+  dtype spells (`float32`, `numba.float32`, `types.float64`, `np.float32`, `'float32'`), None if it
+  spells none.
 - `local_names(tree)`: the names a function binds (parameters and assignment targets), which
   therefore never resolve to module constants.
 
@@ -111,8 +112,10 @@ def constant_value(node, globals_: dict, local: set[str]):
                                                                types.ModuleType) else None
     if isinstance(node, ast.BinOp) and type(node.op) in _FOLD_BINOPS:
         a, b = constant_value(node.left, globals_, local), constant_value(node.right, globals_, local)
-        if a is None or b is None:
-            return None
+        if not (_number(a) and _number(b)):
+            return None                              # tuples are not arithmetic here (no `(1,) * n`)
+        if isinstance(node.op, (ast.Pow, ast.LShift)) and abs(b) > 64:
+            return None                              # a shape never needs more; folding it could take forever
         try:
             return _FOLD_BINOPS[type(node.op)](a, b)
         except (ArithmeticError, ValueError, TypeError):
@@ -129,6 +132,10 @@ def constant_value(node, globals_: dict, local: set[str]):
     return None
 
 
+def _number(v) -> bool:
+    return isinstance(v, (bool, int, float, np.integer, np.floating))
+
+
 def _int_constant(node, globals_, local):
     v = constant_value(node, globals_, local)
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
@@ -141,24 +148,20 @@ def _int_constant(node, globals_, local):
 def dtype_name(node, globals_: dict, local: set[str]) -> str | None:
     if node is None:
         return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            return np.dtype(node.value).name
-        except TypeError:
-            return None
-    obj = resolve_dotted(node, globals_, local)
-    if obj is None:
-        return None
     try:
-        if type(obj).__module__.startswith("numba"):
-            return np.dtype(str(obj)).name
-        if isinstance(obj, type) and issubclass(obj, np.generic):
-            return np.dtype(obj).name
-        if isinstance(obj, np.dtype):
-            return obj.name
-    except TypeError:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found = np.dtype(node.value)
+        else:
+            obj = resolve_dotted(node, globals_, local)
+            if type(obj).__module__.startswith("numba") and not isinstance(obj, types.ModuleType):
+                found = np.dtype(str(obj))
+            elif isinstance(obj, type) and issubclass(obj, np.generic) or isinstance(obj, np.dtype):
+                found = np.dtype(obj)
+            else:
+                return None
+    except (TypeError, ValueError):
         return None
-    return None
+    return found.name if found.kind in "biuf" else None        # numbers only: no records, no objects
 
 
 def _cuda_member(node, globals_, local):
