@@ -161,3 +161,22 @@ def helper_spellings(out, x):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = square_inline(x[i]) + _cube(x[i])
+
+
+SM_SIZE = (2, TPB)
+WEIGHTS = np.array([0.5, 2.0, -1.0], dtype=np.float64)
+combine = cuda.jit(device=True)(lambda a, b: a + b)   # noqa: E731  (as numba's cuda.reduce builds it)
+
+
+@cuda.jit
+def module_constants(out, x):
+    """A tuple shape from a module constant, a module numpy array indexed in the kernel, a lambda
+    device function, a row of a shared array bound to a local name."""
+    sm = cuda.shared.array(SM_SIZE, dtype=numba.float64)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    row = sm[1, :]
+    row[t] = x[i] * WEIGHTS[i % 3]
+    sm[0, t] = x[i]
+    cuda.syncthreads()
+    out[i] = combine(row[(t + 1) % TPB], sm[0, t] * WEIGHTS[2])

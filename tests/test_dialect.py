@@ -336,3 +336,40 @@ def test_translator_api_resolves_constants_and_dtypes(kernel):
     for spelling, name in (("numba.float32", "float32"), ("np.float64", "float64"), ("'int32'", "int32"),
                            ("types.float64", "float64"), ("float32", "float32"), ("math.pi", None)):
         assert dtype(src, ast.parse(spelling, mode="eval").body) == name, spelling
+
+
+def test_module_tuples_module_arrays_lambdas_and_named_rows(kernel):
+    from harness.engine.ir import Alloc, Load, Store
+    k = kernel("""
+        SIZE = (2, TPB)
+        W = np.array([1.5, -2.0])
+        add = cuda.jit(device=True)(lambda a, b: a + b)   # noqa: E731
+
+        def k(out, x):
+            sm = cuda.shared.array(SIZE, float32)
+            row = sm[1, :]
+            row[0] = x[0] * W[1]
+            out[0] = add(row[0], W[0])
+        """)
+    text = normal(k)
+    assert text.startswith("def k(out, x):\n    W = cuda.local.array(2, 'float64')\n    W[0] = 1.5\n    W[1] = -2.0")
+    assert "sm = cuda.shared.array((2, 32), 'float32')" in text
+    stmts = statements(lower(k))
+    allocs = [(s.array.name, s.array.kind, s.array.shape) for s in stmts if isinstance(s, Alloc)]
+    assert allocs == [("W", "local", (2,)), ("sm", "shared", (2, 32))]
+    row_store = [s for s in stmts if isinstance(s, Store) and s.array == "sm"]
+    assert [tuple(getattr(a, "value", a) for a in s.index) for s in row_store] == [(1, 0)]
+    assert any(isinstance(s.expr, Load) and s.expr.array == "sm" for s in stmts if hasattr(s, "expr"))
+
+
+def test_a_lambda_inside_a_longer_expression_is_refused_not_crashed(kernel):
+    from harness.engine.frontend import parse_kernel
+    k = kernel("""
+        pair = (cuda.jit(device=True)(lambda a: a + 1.0),
+                cuda.jit(device=True)(lambda a: a * 2.0))
+
+        def k(out, x):
+            out[0] = x[0]
+        """, name="pair")
+    with pytest.raises(UnsupportedError, match="is not a plain function definition"):
+        parse_kernel(k[1])

@@ -17,6 +17,7 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `c = cuda.const.array_like(G)`, G a module     -> `c = cuda.local.array(G.shape, 'dtype')` plus one
     numpy array of at most CONST_ARRAY_LIMIT      store of each of G's values (the constants travel
     elements                                     in the code; generated kernels cannot see G)
+  `G[i]`, G such a module array                  -> the same local copy, named G, first in the body
   `len(a)`, `len(a[i])`                          -> `a.shape[0]`, `a[i].shape[0]`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
@@ -103,8 +104,9 @@ def constant_value(node, globals_: dict, local: set[str]):
         return node.value
     if isinstance(node, ast.Name):
         v = _global(node.id, globals_, local) if node.id in globals_ else None
-        return v if isinstance(v, (bool, int, float, np.integer, np.floating)) and not isinstance(v, type) \
-            else None
+        if isinstance(v, tuple) and v and all(_number(x) for x in v):
+            return v                                 # a module tuple: SM_SIZE = (TPB, TPB)
+        return v if _number(v) and not isinstance(v, type) else None
     if isinstance(node, ast.Attribute):              # a constant of an imported module: cfg.TPB
         v = resolve_dotted(node, globals_, local)
         return v if isinstance(v, (bool, int, float)) and not isinstance(v, type) \
@@ -259,19 +261,11 @@ class _Normalise(ast.NodeTransformer):
         source = resolve_dotted(args[0], self.globals, self.local) if len(args) == 1 else None
         if not isinstance(source, np.ndarray) or source.size > CONST_ARRAY_LIMIT or source.dtype.kind not in "biuf":
             return node                           # left for the lowering to refuse
-        shape = tuple(int(n) for n in source.shape)
-        alloc = ast.Call(ast.Attribute(ast.Attribute(call.func.value.value, "local", ast.Load()), "array",
-                                       ast.Load()),
-                         [_literal(shape if len(shape) != 1 else shape[0], call), ast.Constant(source.dtype.name)],
-                         [])
-        out = [_at(ast.Assign([ast.Name(name, ast.Store())], alloc), node)]
-        for index in np.ndindex(*shape):
-            value = source[index].item()
-            key = index[0] if len(index) == 1 else ast.Tuple([ast.Constant(k) for k in index], ast.Load())
-            key = ast.Constant(key) if isinstance(key, int) else key
-            out.append(_at(ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), key, ast.Store())],
-                                      ast.Constant(value)), node))
-        return out
+        module = _cuda_module_name(self.globals, self.local)
+        if module is None:
+            return node
+        alloc = ast.Call(ast.Attribute(ast.Attribute(module(), "local", ast.Load()), "array", ast.Load()), [], [])
+        return _filled_local(name, source, alloc, node)
 
     # -- expressions
     def is_shape(self, node) -> bool:
@@ -325,8 +319,51 @@ def normalise(tree: ast.FunctionDef, globals_: dict) -> ast.FunctionDef:
     new = copy.deepcopy(tree)
     local = local_names(tree)
     out = _Normalise(globals_, local).visit(new)
+    _copy_module_arrays(out, globals_, local)
     _hoist_shared(out, globals_, local)
     _fill_empty_blocks(out)
+    return out
+
+
+def _copy_module_arrays(fn: ast.FunctionDef, globals_, local) -> None:
+    """A module-level numpy array the kernel indexes (`PRICES[i]`) is a constant to numba.cuda;
+    it becomes a local array holding its values, declared first (as `cuda.const.array_like`
+    does), so the generated kernels, which cannot see the module, hold the same constants."""
+    seen, first = [], []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id not in local \
+                and n.value.id not in seen:
+            value = globals_.get(n.value.id)
+            if isinstance(value, np.ndarray) and value.size <= CONST_ARRAY_LIMIT and value.dtype.kind in "biuf" \
+                    and value.ndim >= 1:
+                seen.append(n.value.id)
+    module = _cuda_module_name(globals_, local)
+    for name in seen if module is not None else []:
+        decl = ast.Call(ast.Attribute(ast.Attribute(module(), "local", ast.Load()), "array", ast.Load()), [], [])
+        first += _filled_local(name, globals_[name], decl, fn.body[0])
+    fn.body[:0] = first
+
+
+def _cuda_module_name(globals_, local):
+    """A maker of an expression naming numba.cuda in the kernel's module (`cuda`, `numba.cuda`)."""
+    for name, value in globals_.items():
+        if isinstance(value, types.ModuleType) and value.__name__ == "numba.cuda" and name not in local:
+            return lambda: ast.Name(name, ast.Load())
+    for name, value in globals_.items():
+        if isinstance(value, types.ModuleType) and value.__name__ == "numba" and name not in local:
+            return lambda: ast.Attribute(ast.Name(name, ast.Load()), "cuda", ast.Load())
+    return None
+
+
+def _filled_local(name: str, source, alloc: ast.Call, at) -> list:
+    """`name = <alloc>(shape, 'dtype')` and one store of each of `source`'s values, placed at `at`."""
+    shape = tuple(int(n) for n in source.shape)
+    alloc.args = [_literal(shape if len(shape) != 1 else shape[0], at), ast.Constant(source.dtype.name)]
+    out = [_at(ast.Assign([ast.Name(name, ast.Store())], alloc), at)]
+    for index in np.ndindex(*shape):
+        key = ast.Constant(index[0]) if len(index) == 1 else ast.Tuple([ast.Constant(k) for k in index], ast.Load())
+        out.append(_at(ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), key, ast.Store())],
+                                  ast.Constant(source[index].item())), at))
     return out
 
 

@@ -96,17 +96,20 @@ def python_function(kernel):
 def parse_kernel(kernel) -> KernelSource:
     fn = python_function(kernel)
     file = inspect.getsourcefile(fn)
-    lines, first = inspect.getsourcelines(fn)
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    ast.increment_lineno(tree, first - 1)
-    fdef = tree.body[0]
-    if not isinstance(fdef, ast.FunctionDef):
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except OSError:
+        raise UnsupportedError(f"the source of {fn.__name__} cannot be found (a kernel must be defined in a "
+                               "file)", file=file, line=fn.__code__.co_firstlineno) from None
+    fdef = _definition(fn, "".join(lines), first)
+    if fdef is None:
         raise UnsupportedError(f"{fn.__name__} is not a plain function definition", file=file, line=first)
     a = fdef.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
         raise UnsupportedError("kernels take plain positional parameters only (no defaults, *args or **kw)",
                                file=file, line=fdef.lineno)
-    return KernelSource(fn.__name__, file, desugar.normalise(fdef, fn.__globals__), fn.__globals__, fdef)
+    name = fdef.name if fn.__name__ == "<lambda>" else fn.__name__      # a lambda's name is no identifier
+    return KernelSource(name, file, desugar.normalise(fdef, fn.__globals__), fn.__globals__, fdef)
 
 
 def constant(src: KernelSource, node):
@@ -119,6 +122,30 @@ def dtype(src: KernelSource, node) -> str | None:
     """The numpy dtype name an array dtype spells (`float32`, `numba.float32`, `np.float32`,
     `'float32'`), or None."""
     return desugar.dtype_name(node, src.globals, desugar.local_names(src.tree))
+
+
+def _definition(fn, text: str, first: int) -> ast.FunctionDef | None:
+    """The function's definition from its source lines: a `def`, or a lambda (`fn = lambda a, b:
+    a + b`, numba's own reduce example) as the `def` it equals. None when neither is found."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:                       # a lambda inside a longer expression: its line alone
+        try:
+            tree = ast.parse(textwrap.dedent(text.splitlines()[0]).strip().rstrip(",(["))
+        except SyntaxError:
+            return None
+    ast.increment_lineno(tree, first - 1)
+    if tree.body and isinstance(tree.body[0], ast.FunctionDef):
+        return tree.body[0]
+    params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and [a.arg for a in n.args.args] == params]
+    if fn.__name__ != "<lambda>" or len(lambdas) != 1:
+        return None
+    lam = lambdas[0]
+    body = [ast.copy_location(ast.Return(lam.body), lam.body)]
+    fdef = ast.FunctionDef("_lambda", lam.args, body, [], None)
+    fdef.type_params = []                     # Python 3.12's field; harmless before
+    return ast.fix_missing_locations(ast.copy_location(fdef, lam))
 
 
 def module_kind(obj) -> str | None:

@@ -153,6 +153,15 @@ def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> 
     return index
 
 
+def is_view(st: LoweringState, node) -> bool:
+    """Whether `node` spells a row of an array (`a[i, :]`, `a[i]` of a 2-d array), not an element."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+        return False
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    remaining = st.params[st.arrays[node.value.id]].ndim - len(st.views.get(node.value.id, ()))
+    return any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining
+
+
 def view(st: LoweringState, node, out):
     """(kernel array, fixed leading index atoms) of a row view such as `a[i, :]` or `a[i]` of a
     2-d array, or None when `node` is not one. Only whole trailing dimensions may be sliced."""

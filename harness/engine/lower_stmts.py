@@ -28,11 +28,13 @@ def block(st: LoweringState, stmts: list) -> list:
 def _array_valued(st: LoweringState, node) -> bool:
     if isinstance(node, ast.Name):
         return node.id in st.arrays and node.id not in st.env
+    if isinstance(node, ast.Subscript):
+        return exprs.is_view(st, node)
     return isinstance(node, ast.IfExp) and _array_valued(st, node.body) and _array_valued(st, node.orelse)
 
 
 def array_binding(st: LoweringState, s) -> bool:
-    """`data = buf_0` or `data = buf_0 if c else buf_1`: a name bound to an array."""
+    """`data = buf_0`, `data = buf_0 if c else buf_1`, `row = sm[w, :]`: a name bound to an array."""
     return isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
         and s.targets[0].id not in st.env and _array_valued(st, s.value)
 
@@ -45,11 +47,14 @@ def bind_array(st: LoweringState, s, rest: list, out) -> None:
     the run-time choice, and is refused (exprs.subscript says why)."""
     name, value = s.targets[0].id, s.value
     saved, saved_views = dict(st.arrays), dict(st.views)
-    if isinstance(value, ast.Name):
-        st.arrays[name] = st.arrays[value.id]
-        st.views.pop(name, None)
-        if value.id in st.views:
-            st.views[name] = st.views[value.id]
+    if isinstance(value, (ast.Name, ast.Subscript)):
+        if isinstance(value, ast.Subscript):          # a row: `sm_this = sm_partials[warpid, :]`
+            st.arrays[name], st.views[name] = exprs.view(st, value, out)
+        else:
+            st.arrays[name] = st.arrays[value.id]
+            st.views.pop(name, None)
+            if value.id in st.views:
+                st.views[name] = st.views[value.id]
         st.expired.pop(name, None)
         out.extend(block(st, rest))
     else:
