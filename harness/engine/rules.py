@@ -22,7 +22,7 @@ PARTIALS: dict[str, tuple[str, ...]] = {
     "remainder": ("1", "-floor((x - r) / y + 0.5)"),    # r = x - n y with n = x / y rounded to an integer
     # powers, exponentials, logarithms
     "sqrt": ("0.5 / r",),
-    "cbrt": ("1 / (3 * r * r)",),               # generated code calls libdevice's cbrt (codegen.CBRT_PRELUDE)
+    "cbrt": ("1 / (3 * r * r)",),               # generated code calls libdevice's cbrt (libm.CBRT_PRELUDE)
     "cbrtf": ("1 / (3 * r * r)",),              # the float32 cbrt (libdevice's cbrtf)
     "exp": ("r",),
     "exp2": ("r * LN2",),

@@ -19,7 +19,7 @@ PRIM_SYNTAX = {
     "cast_int64": "int64({0})",
     "threadfence": "cuda.threadfence()", "threadfence_block": "cuda.threadfence_block()",
     "threadfence_system": "cuda.threadfence_system()",
-    "cbrt": "cbrt_f64({0})", "cbrtf": "cbrt_f32({0})",        # defined by codegen.CBRT_PRELUDE
+    "cbrt": "cbrt_f64({0})", "cbrtf": "cbrt_f32({0})",        # defined by libm.CBRT_PRELUDE
 }
 
 
