@@ -82,16 +82,22 @@ def _global(name: str, globals_: dict, local: set[str]):
     return getattr(builtins, name, None)
 
 
-def resolve_dotted(node, globals_: dict, local: set[str]):
-    """The object a name or attribute chain of module globals names (`np.float32`), else None."""
+def dotted_parts(node) -> tuple[str, list[str]] | None:
+    """('np', ['float32']) for `np.float32`: the base name and the attributes after it, else None."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name):
+    return (node.id, parts[::-1]) if isinstance(node, ast.Name) else None
+
+
+def resolve_dotted(node, globals_: dict, local: set[str]):
+    """The object a name or attribute chain of module globals names (`np.float32`), else None."""
+    dotted = dotted_parts(node)
+    if dotted is None:
         return None
-    obj = _global(node.id, globals_, local)
-    for p in reversed(parts):
+    obj = _global(dotted[0], globals_, local)
+    for p in dotted[1]:
         if obj is None:
             return None
         obj = getattr(obj, p, None)
@@ -168,16 +174,12 @@ def dtype_name(node, globals_: dict, local: set[str]) -> str | None:
 
 def _cuda_member(node, globals_, local):
     """('shared', 'array') for any spelling of numba.cuda.shared.array; None otherwise."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    dotted = dotted_parts(node)
+    if dotted is None:
         return None
-    obj = _global(node.id, globals_, local)
+    obj, parts = _global(dotted[0], globals_, local), dotted[1]
     if not isinstance(obj, types.ModuleType):
         return None
-    parts.reverse()
     if obj.__name__ == "numba" and parts and parts[0] == "cuda":
         parts = parts[1:]
     elif not obj.__name__.startswith("numba.cuda"):
