@@ -42,7 +42,7 @@ class TaichiTarget(Target):
         "sin": "ti.sin({0})", "cos": "ti.cos({0})", "tan": "ti.tan({0})", "asin": "ti.asin({0})",
         "acos": "ti.acos({0})", "tanh": "ti.tanh({0})", "exp": "ti.exp({0})", "log": "ti.log({0})",
         "sqrt": "ti.sqrt({0})", "atan2": "ti.atan2({0}, {1})", "pow": "({0} ** {1})", "abs": "ti.abs({0})",
-        "fabs": "ti.abs({0})",
+        "fabs": "ti.abs({0})", "log2": "ti.math.log2({0})",
         # Taichi has no atan, hypot, log1p or expm1: the port spells them out, as a user porting would.
         "atan": "ti.atan2({0}, {one})", "hypot": "ti.sqrt({0} * {0} + {1} * {1})",
         "log1p": "ti.log({one} + {0})", "expm1": "(ti.exp({0}) - {one})",
@@ -260,7 +260,8 @@ class TaichiAdapter(Adapter):
                     a.shadows[0][...] = f.dual.to_numpy() - np.where(stored[a.position], a.shadows[0], 0)
         except RuntimeError as exc:
             if "auto_diff" in str(exc) or "Not supported" in str(exc):
-                raise UnsupportedError(f"Taichi's autodiff refuses the kernel ({mode}): {exc}") from exc
+                raise UnsupportedError(f"Taichi's autodiff refuses the kernel ({mode}): {exc} "
+                                       f"(see {LIMITS['ad_control'].taichi_link})") from exc
             raise
         ti.sync()
         for a, f in fields:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UnsupportedError
-from .limits import refusal
+from .limits import MISSING_MATH, refusal
 
 # ----------------------------------------------------------------------------- types
 
@@ -838,8 +838,8 @@ class _Scope:
             if head == "blockDim":
                 return b, INT
             return self.t.literal(L.grid[k], INT), INT
-        if path == "warpsize":
-            raise self.src.refuse(node, "cuda.warpsize (warp-level programming)")
+        if path in ("warpsize", "laneid"):
+            raise self.src.lacks(node, "warp_intrinsics", self.t.system, f"cuda.{path}")
         raise self.src.refuse(node, f"cuda.{path}")
 
     def _call(self, node, statement: bool = False):
@@ -862,7 +862,7 @@ class _Scope:
             return t.cast(code, ts, dst), dst
         if obj is not None and hasattr(obj, "py_func") or isinstance(obj, pytypes.FunctionType):
             if getattr(obj, "__name__", "") == "autodiff" or "autodiff" in getattr(obj, "__module__", ""):
-                raise src.refuse(node, "device-side autodiff (nested AD)")
+                raise src.lacks(node, "nested_ad", t.system, "device-side autodiff (nested AD)")
             args = [self._expr(a) for a in node.args]
             if any(ta is None for _, ta in args):
                 return "0", None
@@ -903,8 +903,10 @@ class _Scope:
 
     def _math_text(self, node, name, codes, u):
         spelling = self.t.math.get(name)
+        if spelling is None and name in MISSING_MATH.get(self.t.system, ()):
+            raise self.src.lacks(node, "math", self.t.system, f"math.{name}")
         if spelling is None:
-            raise self.src.refuse(node, f"math.{name}: {self.t.name} has no such function")
+            raise self.src.refuse(node, f"math.{name} (not translated by the adapter yet)")
         one = self.t.literal(1.0, u)
         return spelling.format(*codes, one=one)
 
@@ -940,7 +942,7 @@ class _Scope:
         if path in ("local.array", "const.array_like"):
             raise src.refuse(node, f"cuda.{path} (not translated by the adapter yet)")
         if path.startswith("shfl") or path.startswith("vote") or path in ("laneid", "activemask", "ballot_sync"):
-            raise src.refuse(node, f"cuda.{path} (warp-level intrinsics)")
+            raise src.lacks(node, "warp_intrinsics", t.system, f"cuda.{path}")
         raise src.refuse(node, f"cuda.{path}")
 
 
