@@ -122,6 +122,14 @@ class TaichiTarget(Target):
     def barrier(self):
         return "ti.simt.block.sync()"
 
+    def stepped_range(self, var, parts):
+        """Taichi's range takes no step: count the trips as Python's range does (either sign of
+        step) and derive the counter, as a port would write it."""
+        start, stop, step = parts
+        trips = f"ti.max(0, ({stop} - {start} + {step} - ti.select({step} > 0, 1, -1)) // {step})"
+        k = f"_k_{var}"
+        return [f"for {k} in range({trips}):", f"{var} = {start} + {k} * {step}"]
+
     def augmented_store(self, arr, index, op, value):
         if op in ("+", "-"):
             return f"{arr}[{', '.join(index)}] {op}= {value}"

@@ -195,6 +195,8 @@ class Target:
     def shared_array(self, name: str, shape: tuple, elem: str) -> str:
         raise NotImplementedError   # a block-shared array, or the system's refusal
     def barrier(self) -> str: raise NotImplementedError
+    def stepped_range(self, var: str, parts: list[str]) -> list[str] | None:
+        return None                 # range(start, stop, step) as is; else the loop's header lines
     system = "target"          # the key of harness/engines/limits.py
     block_level = False        # has block-shared arrays and a barrier the adapter maps to
     hoist_locals = False
@@ -547,7 +549,12 @@ class _Scope:
         self.loop_vars.add(s.target.id)
         if self.emitting and self.t.hoist_locals:
             self.visible[-1].add(s.target.id)
-        self._line(out, depth, f"for {s.target.id} in range({', '.join(parts)}):")
+        header = self.t.stepped_range(s.target.id, parts) if len(parts) == 3 else None
+        if header is None:
+            self._line(out, depth, f"for {s.target.id} in range({', '.join(parts)}):")
+        else:
+            for line in header:
+                self._line(out, depth + (line != header[0]), line)
         self._block(s.body, out, depth + 1)
 
     # -------------------------------------------------------------- expressions
