@@ -20,6 +20,7 @@ from . import emit_extrema, emit_forward, emit_gather, emit_primal, emit_reverse
 from .emit_adjoints import ADJOINT_EMITTERS, statement_kind  # noqa: F401  (re-exported: the default registry)
 from .emit_state import EmitState
 from .ir import KernelIR
+from .libm import CBRT_PRELUDE, uses_cbrt
 from .syntax import atom, expr_text, index_text, partial_text  # noqa: F401  (re-exported)
 
 HEADER_IMPORTS = "import math\n\nfrom numba import cuda\nfrom numpy import bool_, float16, float32, float64, int8, int16, int32, int64, uint32, uint64\n"
@@ -70,6 +71,8 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
     body = "\n".join(em.lines) or "    pass"
     deco = "@cuda.jit(device=True)\n" if device else ""
     text = f"{deco}def {fname}({', '.join(params)}):\n{body}\n"
+    if uses_cbrt(ir):
+        text = CBRT_PRELUDE + text
     if em.uniform:                        # the kernel launched after it (emit_uniform.py)
         text += "\n\n" + emit_uniform.finish_text(em, f"{fname}_finish", params)
     if mode == "reverse" and not device and em.sig.gather:   # its readers' replays and consume kernel

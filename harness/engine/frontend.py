@@ -1,4 +1,10 @@
-"""Front end: find a kernel's source, parse it, and resolve the names it uses.
+"""Front end: find a kernel's source, parse it, normalise it, and resolve the names it uses.
+
+The one way to read a kernel, for the engine and for the adapters' translator alike:
+`parse_kernel(kernel) -> KernelSource`, whose `tree` is the function's definition in the normal
+form of desugar.py (the everyday numba.cuda dialect rewritten into its core forms, every node at
+its source line) and whose `source_tree` is the definition as written. `constant(src, node)` and
+`dtype(src, node)` resolve module constants and array dtypes the way the normal form does.
 
 Names are resolved against the kernel's own module globals, by identity, so `import math`,
 `from math import sin`, `import numpy as np` and `np.sin` all reach the same rule.
@@ -15,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import UnsupportedError
+from . import desugar
 
 # Math functions by the object that implements them on the host; the rule table uses these names.
 _MATH_NAMES = [
@@ -63,8 +70,9 @@ FUNCTIONS = _function_table()
 class KernelSource:
     name: str
     file: str                   # absolute path of the defining file
-    tree: ast.FunctionDef       # line numbers are the file's own
+    tree: ast.FunctionDef       # the normal form (desugar.py); line numbers are the file's own
     globals: dict
+    source_tree: ast.FunctionDef | None = None   # the definition as written
 
     @property
     def params(self) -> list[str]:
@@ -98,7 +106,19 @@ def parse_kernel(kernel) -> KernelSource:
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
         raise UnsupportedError("kernels take plain positional parameters only (no defaults, *args or **kw)",
                                file=file, line=fdef.lineno)
-    return KernelSource(fn.__name__, file, fdef, fn.__globals__)
+    return KernelSource(fn.__name__, file, desugar.normalise(fdef, fn.__globals__), fn.__globals__, fdef)
+
+
+def constant(src: KernelSource, node):
+    """The value of a constant expression over literals and the module's constants (`TPB * 2`,
+    `(TPB, 4)`), or None: names the kernel assigns are never constants."""
+    return desugar.constant_value(node, src.globals, desugar.local_names(src.tree))
+
+
+def dtype(src: KernelSource, node) -> str | None:
+    """The numpy dtype name an array dtype spells (`float32`, `numba.float32`, `np.float32`,
+    `'float32'`), or None."""
+    return desugar.dtype_name(node, src.globals, desugar.local_names(src.tree))
 
 
 def module_kind(obj) -> str | None:

@@ -24,6 +24,7 @@ from . import coarsen
 from .emit_uniform import FINISH_LANES, SPREAD, slot_count
 from .nested import nested_arrays, uses_autodiff
 from .frontend import parse_kernel, python_function
+from .libm import primal_needs_engine
 from .ir import Loop, Param, file_of, walk
 from .jobs import CompilerJob
 from .launch_cache import fingerprint
@@ -298,7 +299,7 @@ class Engine:
         src = self._source(fn)
         params = [Param(i.name, i.kind, i.dtype, i.ndim) for i in infos]
         if mode == "primal":
-            if uses_autodiff(src):
+            if uses_autodiff(src) or primal_needs_engine(src, params):
                 return self._build_nested(src, infos, params, config, job, key)
             sig = tuple(numba_type(i) for i in infos)
             compiled = self.backend.compile(fn, sig, target)

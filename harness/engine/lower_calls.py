@@ -93,7 +93,12 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
         return acc
     if name == "cast_int64" and len(args) == 1 and st.atom_type(args[0]).startswith("float"):
         name = "trunc_int"
+    if name == "cbrt" and st.atom_type(args[0]) == "float32":
+        name = "cbrtf"                                  # libdevice's float32 cbrt
     return st.emit_assign(out, st.temp(), Prim(name, args))
+
+
+FENCES = ("cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system")
 
 
 def cuda_call(st: LoweringState, name, node, out):
@@ -102,6 +107,27 @@ def cuda_call(st: LoweringState, name, node, out):
         if n != 1:
             raise st.err(node, f"{name}({n}) returns a tuple: unpack it, e.g. i, j = {name}({n})")
         return st.emit_assign(out, st.temp(), Special("grid.0" if name == "cuda.grid" else "gsize.0"))
+    if name in FENCES:
+        # a fence orders this thread's memory operations as others observe them and synchronises
+        # nothing: kept in every generated kernel where it stood, invisible to the analyses
+        # (they never assume a fence orders anything, so none is relied on)
+        if node.args or node.keywords:
+            raise st.err(node, f"{name}() takes no arguments")
+        st.emit_assign(out, st.temp(), Prim(name[len("cuda."):], ()))
+        return None
+    if name == "cuda.syncwarp" and not st.depth_ctl:
+        # at the top level every thread of the block reaches it, so the block barrier is a sound,
+        # stronger stand-in (it syncs each warp's lanes and orders shared memory at block scope);
+        # the analyses then see it as the barrier it is
+        if len(node.args) > 1 or node.keywords:
+            raise st.err(node, "cuda.syncwarp takes at most one argument, the lane mask")
+        if node.args:
+            exprs.expr(st, node.args[0], out)
+        out.append(Barrier(st.line))
+        return None
+    if name == "cuda.syncwarp":
+        raise st.err(node, "cuda.syncwarp() under a condition or in a dynamic loop is not supported "
+                     "(at the top level of a kernel it is; the engine mirrors it as a block barrier)")
     if name == "cuda.syncthreads":
         if st.depth_ctl:
             raise st.err(node, "cuda.syncthreads() under a condition or in a dynamic loop is not supported "
@@ -138,14 +164,17 @@ def alloc(st: LoweringState, name: str, call, out):
     space = "shared" if "shared" in ast.unparse(call.func) else "local"
     if st.depth_ctl and space == "shared":
         raise st.err(call, "declare shared arrays at the top level of the kernel")
-    shape_node, dtype_node = call.args[0], call.args[1] if len(call.args) > 1 else None
-    for kw in call.keywords:
-        if kw.arg == "shape":
-            shape_node = kw.value
-        elif kw.arg == "dtype":
-            dtype_node = kw.value
+    if len(call.args) != 2 or call.keywords:      # the normal form has (shape, dtype) positionally
+        raise st.err(call, f"`{ast.unparse(call)}`: numba.cuda takes a shared or local array as "
+                     "(shape, dtype), with shape and dtype known when the kernel compiles")
+    shape_node, dtype_node = call.args
     dims = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
-    shape = tuple(exprs.literal_int(st, d) for d in dims)
+    for d in dims:
+        if not (isinstance(d, ast.Constant) and isinstance(d.value, int)):
+            raise st.err(d, f"the shape `{ast.unparse(shape_node)}` is not a constant: numba.cuda needs "
+                         "a shared or local array's shape when the kernel compiles (literals, module "
+                         "constants and constant expressions over them)")
+    shape = tuple(d.value for d in dims)
     dtype = dtype_of(st, dtype_node)
     local = st.fresh(name) if name in st.taken else name
     st.taken.add(local)

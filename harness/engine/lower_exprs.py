@@ -120,6 +120,10 @@ def name_atom(st: LoweringState, node):
 
 
 def subscript(st: LoweringState, node, out):
+    if isinstance(node.value, ast.Name) and node.value.id in st.expired and node.value.id not in st.arrays:
+        raise st.err(node, f"'{node.value.id}' was bound to an array inside a block (line "
+                     f"{st.expired[node.value.id]}) and is used after that block ended: which array it "
+                     "names is decided at run time there; bind it before the block, or index it inside")
     if not isinstance(node.value, ast.Name) or node.value.id not in st.arrays:
         raise st.err(node, f"`{ast.unparse(node)}`: only array parameters can be indexed")
     p = st.params[st.arrays[node.value.id]]
@@ -179,6 +183,8 @@ def dotted(st: LoweringState, node):
 def attribute(st: LoweringState, node, out):
     if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr == "size":
         return st.emit_assign(out, st.temp(), Special(f"size.{st.arrays[node.value.id]}"))
+    if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr == "ndim":
+        return Lit(st.params[st.arrays[node.value.id]].ndim)
     d = dotted(st, node)
     if d:
         kind, parts, _ = d

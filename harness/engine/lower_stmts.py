@@ -15,10 +15,51 @@ from .types import infer_prim_type
 
 def block(st: LoweringState, stmts: list) -> list:
     out = []
-    for s in stmts:
+    for k, s in enumerate(stmts):
         st.line = s.lineno
+        if array_binding(st, s):
+            bind_array(st, s, stmts[k + 1:], out)
+            break
         stmt(st, s, out)
     return out
+
+
+def _array_valued(st: LoweringState, node) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in st.arrays and node.id not in st.env
+    return isinstance(node, ast.IfExp) and _array_valued(st, node.body) and _array_valued(st, node.orelse)
+
+
+def array_binding(st: LoweringState, s) -> bool:
+    """`data = buf_0` or `data = buf_0 if c else buf_1`: a name bound to an array."""
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+        and s.targets[0].id not in st.env and _array_valued(st, s.value)
+
+
+def bind_array(st: LoweringState, s, rest: list, out) -> None:
+    """Lower the rest of a block with a name bound to an array. A conditional choice lowers the
+    rest once per choice (`if c: <rest, data is buf_0> else: <rest, data is buf_1>`), so every
+    access names its array statically and the aliasing and ownership analyses see each one.
+    After the block the name is unbound: a use after the `if` or loop that rebound it would need
+    the run-time choice, and is refused (exprs.subscript says why)."""
+    name, value = s.targets[0].id, s.value
+    saved = dict(st.arrays)
+    if isinstance(value, ast.Name):
+        st.arrays[name] = st.arrays[value.id]
+        st.expired.pop(name, None)
+        out.extend(block(st, rest))
+    else:
+        cond = exprs.expr(st, value.test, out)
+
+        def choice(node):
+            def lower(o):
+                inner = ast.copy_location(ast.Assign([s.targets[0]], node), s)
+                o.extend(block(st, [inner] + rest))
+            return lower
+        if_stmt(st, cond, choice(value.body), choice(value.orelse), out)
+    st.arrays = saved
+    st.arrays.pop(name, None)
+    st.expired[name] = s.lineno
 
 
 def stmt(st: LoweringState, s, out):
@@ -83,29 +124,61 @@ def assign(st: LoweringState, target, value, out):
         array, index = exprs.subscript(st, target, out)
         v = exprs.expr(st, value, out)
         out.append(Store(array, index, v, st.line))
-    elif isinstance(target, ast.Tuple):
-        if exprs.is_call_to(st, value, "cuda", "grid") or exprs.is_call_to(st, value, "cuda", "gridsize"):
-            kind = "grid" if exprs.is_call_to(st, value, "cuda", "grid") else "gsize"
-            n = exprs.literal_int(st, value.args[0])
-            if n != len(target.elts):
-                raise st.err(target, f"cuda.{value.func.attr}({n}) unpacked into {len(target.elts)} names")
-            atoms = [st.emit_assign(out, st.temp(), Special(f"{kind}.{k}")) for k in range(n)]
-        elif isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
-            atoms = [exprs.expr(st, v, out) for v in value.elts]
-        elif isinstance(value, ast.Call):
-            atoms = calls.call(st, value, out, nvalues=len(target.elts), as_list=True)
-            if len(atoms) != len(target.elts):
-                raise st.err(target, f"call returns {len(atoms)} values, unpacked into {len(target.elts)}")
-        else:
-            raise st.err(target, "tuple assignment needs a tuple of the same length or cuda.grid(n)")
-        for t, a in zip(target.elts, atoms):
-            if not isinstance(t, ast.Name):
-                raise st.err(t, "only names may be unpacked into")
-            new = st.fresh(t.id)
-            st.emit_assign(out, new, Prim("copy", (a,)))
-            st.env[t.id] = new
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        # Python's order: the whole right side first, then each target from left to right
+        pairs = []
+        unpack_values(st, target, value, out, pairs)
+        for t, a in pairs:
+            assign_atom(st, t, a, out)
     else:
         raise st.err(target, "unsupported assignment target")
+
+
+def unpack_values(st: LoweringState, target, value, out, pairs: list) -> None:
+    """Evaluate `value` for the tuple `target`, appending (leaf target, atom) pairs in order:
+    literal tuples (nested ones too), cuda.grid(n)/gridsize(n), and calls returning values."""
+    n = len(target.elts)
+    if exprs.is_call_to(st, value, "cuda", "grid") or exprs.is_call_to(st, value, "cuda", "gridsize"):
+        kind = "grid" if exprs.is_call_to(st, value, "cuda", "grid") else "gsize"
+        k = exprs.literal_int(st, value.args[0])
+        if k != n:
+            raise st.err(target, f"cuda.{value.func.attr}({k}) unpacked into {n} names")
+        atoms = [st.emit_assign(out, st.temp(), Special(f"{kind}.{j}")) for j in range(k)]
+    elif isinstance(value, (ast.Tuple, ast.List)):
+        if len(value.elts) != n:
+            raise st.err(target, f"{len(value.elts)} values unpacked into {n} targets")
+        for t, v in zip(target.elts, value.elts):
+            if isinstance(t, (ast.Tuple, ast.List)):
+                unpack_values(st, t, v, out, pairs)
+            else:
+                pairs.append((t, exprs.expr(st, v, out)))
+        return
+    elif isinstance(value, ast.Call):
+        atoms = calls.call(st, value, out, nvalues=n, as_list=True)
+        if len(atoms) != n:
+            raise st.err(target, f"call returns {len(atoms)} values, unpacked into {n}")
+    else:
+        raise st.err(target, "tuple assignment needs a tuple of the same length, a call returning "
+                     "that many values, an array's shape or cuda.grid(n)")
+    for t, a in zip(target.elts, atoms):
+        if isinstance(t, (ast.Tuple, ast.List)):
+            raise st.err(t, "a nested target needs a nested tuple of values")
+        pairs.append((t, a))
+
+
+def assign_atom(st: LoweringState, t, a, out) -> None:
+    """Assign an already computed atom to a name or an array element."""
+    if isinstance(t, ast.Name):
+        if t.id in st.arrays:
+            raise st.err(t, f"cannot rebind array '{t.id}' to a value")
+        new = st.fresh(t.id)
+        st.emit_assign(out, new, Prim("copy", (a,)))
+        st.env[t.id] = new
+    elif isinstance(t, ast.Subscript):
+        array, index = exprs.subscript(st, t, out)
+        out.append(Store(array, index, a, st.line))
+    else:
+        raise st.err(t, "only names and array elements may be unpacked into")
 
 
 def if_stmt(st: LoweringState, cond, then_fn, else_fn, out):

@@ -22,6 +22,8 @@ PARTIALS: dict[str, tuple[str, ...]] = {
     "remainder": ("1", "-floor((x - r) / y + 0.5)"),    # r = x - n y with n = x / y rounded to an integer
     # powers, exponentials, logarithms
     "sqrt": ("0.5 / r",),
+    "cbrt": ("1 / (3 * r * r)",),               # generated code calls libdevice's cbrt (codegen.CBRT_PRELUDE)
+    "cbrtf": ("1 / (3 * r * r)",),              # the float32 cbrt (libdevice's cbrtf)
     "exp": ("r",),
     "exp2": ("r * LN2",),
     "expm1": ("r + 1",),
@@ -71,7 +73,6 @@ PIECEWISE_CONSTANT = {"floor", "ceil", "trunc", "round", "floordiv"}
 NO_RULE_MESSAGE = {
     "lgamma": "lgamma needs digamma, which CUDA's libdevice lacks",
     "gamma": "gamma needs digamma, which CUDA's libdevice lacks",
-    "cbrt": "numba.cuda cannot compile math.cbrt (write x ** (1.0 / 3.0) for x > 0)",
     "frexp": "it returns a (mantissa, exponent) tuple; write the mantissa as x / 2.0 ** e",
     "modf": "it returns a (fraction, integer part) tuple; write the fraction as x - math.trunc(x)",
     "cast_float16": "float16 values cannot carry derivatives (derivative registers are float32 or float64); "
@@ -83,8 +84,7 @@ BOOLEAN = {"isnan", "isinf", "isfinite"}
 
 # How many operands each primitive takes when called as a function (the rest: len(PARTIALS[op])).
 ARITY = {"round": (1, 2), "min": (2, None), "max": (2, None), "floor": (1, 1), "ceil": (1, 1),
-         "trunc": (1, 1), "frexp": (1, 1), "modf": (1, 1), "gamma": (1, 1), "lgamma": (1, 1),
-         "cbrt": (1, 1)}
+         "trunc": (1, 1), "frexp": (1, 1), "modf": (1, 1), "gamma": (1, 1), "lgamma": (1, 1)}
 
 
 # Functions returning a tuple: refused where they are called, whatever their activity.

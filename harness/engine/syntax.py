@@ -17,6 +17,9 @@ PRIM_SYNTAX = {
     "rshift": "{0} >> {1}", "invert": "~{0}", "abs": "abs({0})", "min": "min({0}, {1})",
     "max": "max({0}, {1})", "cast_bool": "bool({0})", "trunc_int": "int({0})",
     "cast_int64": "int64({0})",
+    "threadfence": "cuda.threadfence()", "threadfence_block": "cuda.threadfence_block()",
+    "threadfence_system": "cuda.threadfence_system()",
+    "cbrt": "cbrt_f64({0})", "cbrtf": "cbrt_f32({0})",        # defined by codegen.CBRT_PRELUDE
 }
 
 

@@ -12,7 +12,8 @@ from .rules import BOOLEAN
 
 FLOATS = ("float32", "float64")
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne", "not", "cast_bool"}
-_INT_ONLY = {"bitand", "bitor", "bitxor", "lshift", "rshift", "invert", "trunc_int"}
+_INT_ONLY = {"bitand", "bitor", "bitxor", "lshift", "rshift", "invert", "trunc_int",
+             "threadfence", "threadfence_block", "threadfence_system"}   # fences: no value, never differentiated
 _PRESERVING = {"copy", "neg", "abs", "min", "max", "add", "sub", "mul", "mod", "floordiv"}
 
 

@@ -1,0 +1,337 @@
+"""Normalisation of a kernel's source: the everyday numba.cuda dialect rewritten into the forms the
+lowering handles, before anything else reads the tree.
+
+Contract (the engine's lowering and the adapters' translator both read kernels through it, via
+`frontend.parse_kernel`, so the three accept the same language):
+
+- `normalise(tree, globals)` returns a new `ast.FunctionDef` (the input is not changed). Every node
+  it makes carries the line and column of the source construct it replaces, so a refusal names
+  the kernel's own line.
+- It only rewrites constructs whose meaning it can decide from the source and the module's
+  globals; everything else is left as written (for the lowering to accept or refuse):
+
+  `cuda.shared.array` / `cuda.local.array`      -> `cuda.<space>.array(SHAPE, 'dtype')`: positional,
+    (any spelling of the module; positional      SHAPE an int literal or a tuple of them (module
+     or keyword arguments)                       constants and constant expressions folded), the
+                                                 dtype a numpy dtype name as a string
+  `c = cuda.const.array_like(G)`, G a module     -> `c = cuda.local.array(G.shape, 'dtype')` plus one
+    numpy array of at most CONST_ARRAY_LIMIT      store of each of G's values (the constants travel
+    elements                                     in the code; generated kernels cannot see G)
+  `len(a)`                                       -> `a.shape[0]`
+  `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
+  `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
+  `t: T = v`                                     -> `t = v` (numba ignores the annotation)
+  `t: T` (no value), `assert c, msg`             -> removed (see ASSERTS)
+
+- `constant_value(node, globals, local_names)` is the folding rule itself: the value of a literal,
+  a module-level int/float/bool constant (a name the function never assigns), or + - * // % ** <<
+  >> & | ^ and unary - + ~ over them, or a tuple of such; None for anything else.
+- `dtype_name(node, globals, local_names)` is the numpy dtype name an array dtype spells
+  (`float32`, `numba.float32`, `types.float64`, `np.float32`, `'float32'`), None if it spells none.
+- `local_names(tree)`: the names a function binds (parameters and assignment targets), which
+  therefore never resolve to module constants.
+
+ASSERTS: numba.cuda compiles `assert` only under `cuda.jit(debug=True, opt=False)`; with its
+defaults (which the derivative kernels and the primal reference use) the statement is dropped.
+The engine drops it too, from every kernel it generates: the primal meaning stays numba's own
+(the primal reference, which runs the user's kernel through numba, checks it wherever numba
+does, e.g. on the simulator), and a derivative is never affected by a condition it could only
+abort on.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import operator
+import types
+
+import numpy as np
+
+CONST_ARRAY_LIMIT = 1024          # elements of a cuda.const.array_like copied into the code
+
+_ARRAY_CALLS = {("shared", "array"), ("local", "array")}
+_FOLD_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+                ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitAnd: operator.and_,
+                ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.Div: operator.truediv}
+_FOLD_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+
+
+def local_names(tree: ast.FunctionDef) -> set[str]:
+    names = {a.arg for a in tree.args.args}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+    return names
+
+
+def _global(name: str, globals_: dict, local: set[str]):
+    if name in local:
+        return None
+    if name in globals_:
+        return globals_[name]
+    import builtins
+    return getattr(builtins, name, None)
+
+
+def resolve_dotted(node, globals_: dict, local: set[str]):
+    """The object a name or attribute chain of module globals names (`np.float32`), else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    obj = _global(node.id, globals_, local)
+    for p in reversed(parts):
+        if obj is None:
+            return None
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def constant_value(node, globals_: dict, local: set[str]):
+    """The value of a constant expression over literals and module constants, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+        return node.value
+    if isinstance(node, ast.Name):
+        v = _global(node.id, globals_, local) if node.id in globals_ else None
+        return v if isinstance(v, (bool, int, float, np.integer, np.floating)) and not isinstance(v, type) \
+            else None
+    if isinstance(node, ast.Attribute):              # a constant of an imported module: cfg.TPB
+        v = resolve_dotted(node, globals_, local)
+        return v if isinstance(v, (bool, int, float)) and not isinstance(v, type) \
+            and isinstance(node.value, ast.Name) and isinstance(_global(node.value.id, globals_, local),
+                                                               types.ModuleType) else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLD_BINOPS:
+        a, b = constant_value(node.left, globals_, local), constant_value(node.right, globals_, local)
+        if a is None or b is None:
+            return None
+        try:
+            return _FOLD_BINOPS[type(node.op)](a, b)
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _FOLD_UNARY:
+        a = constant_value(node.operand, globals_, local)
+        try:
+            return None if a is None else _FOLD_UNARY[type(node.op)](a)
+        except TypeError:
+            return None
+    if isinstance(node, ast.Tuple):
+        values = [constant_value(e, globals_, local) for e in node.elts]
+        return None if any(v is None for v in values) else tuple(values)
+    return None
+
+
+def _int_constant(node, globals_, local):
+    v = constant_value(node, globals_, local)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, tuple) and v and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v):
+        return tuple(int(x) for x in v)
+    return None
+
+
+def dtype_name(node, globals_: dict, local: set[str]) -> str | None:
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return np.dtype(node.value).name
+        except TypeError:
+            return None
+    obj = resolve_dotted(node, globals_, local)
+    if obj is None:
+        return None
+    try:
+        if type(obj).__module__.startswith("numba"):
+            return np.dtype(str(obj)).name
+        if isinstance(obj, type) and issubclass(obj, np.generic):
+            return np.dtype(obj).name
+        if isinstance(obj, np.dtype):
+            return obj.name
+    except TypeError:
+        return None
+    return None
+
+
+def _cuda_member(node, globals_, local):
+    """('shared', 'array') for any spelling of numba.cuda.shared.array; None otherwise."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    obj = _global(node.id, globals_, local)
+    if not isinstance(obj, types.ModuleType):
+        return None
+    parts.reverse()
+    if obj.__name__ == "numba" and parts and parts[0] == "cuda":
+        parts = parts[1:]
+    elif not obj.__name__.startswith("numba.cuda"):
+        return None
+    return tuple(parts)
+
+
+def _at(new, old):
+    """`new` (a fresh node or tree) placed at `old`'s source position, every descendant too."""
+    for n in ast.walk(new):
+        ast.copy_location(n, old)
+    return new
+
+
+def _literal(value, at):
+    if isinstance(value, tuple):
+        return _at(ast.Tuple([ast.Constant(v) for v in value], ast.Load()), at)
+    return _at(ast.Constant(value), at)
+
+
+class _Normalise(ast.NodeTransformer):
+    def __init__(self, globals_: dict, local: set[str]):
+        self.globals, self.local = globals_, local
+
+    def member(self, func):
+        return _cuda_member(func, self.globals, self.local)
+
+    # -- statements
+    def visit_Assert(self, node):
+        return None                               # see ASSERTS in the module docstring
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            return None                           # a declaration: no value, no effect
+        new = ast.copy_location(ast.Assign([node.target], node.value), node)
+        return self.visit(new)
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
+                and self.member(node.value.func) == ("const", "array_like"):
+            return self.const_array(node, node.targets[0].id, node.value)
+        target, value = node.targets[-1], node.value
+        if isinstance(target, (ast.Tuple, ast.List)) and self.is_shape(value):
+            n = len(target.elts)
+            node.value = _at(ast.Tuple([ast.Subscript(copy.deepcopy(value), ast.Constant(k), ast.Load())
+                                        for k in range(n)], ast.Load()), value)
+        return node
+
+    def const_array(self, node, name, call):
+        args = list(call.args) + [kw.value for kw in call.keywords if kw.arg in (None, "ary")]
+        source = resolve_dotted(args[0], self.globals, self.local) if len(args) == 1 else None
+        if not isinstance(source, np.ndarray) or source.size > CONST_ARRAY_LIMIT or source.dtype.kind not in "biuf":
+            return node                           # left for the lowering to refuse
+        shape = tuple(int(n) for n in source.shape)
+        alloc = ast.Call(ast.Attribute(ast.Attribute(call.func.value.value, "local", ast.Load()), "array",
+                                       ast.Load()),
+                         [_literal(shape if len(shape) != 1 else shape[0], call), ast.Constant(source.dtype.name)],
+                         [])
+        out = [_at(ast.Assign([ast.Name(name, ast.Store())], alloc), node)]
+        for index in np.ndindex(*shape):
+            value = source[index].item()
+            key = index[0] if len(index) == 1 else ast.Tuple([ast.Constant(k) for k in index], ast.Load())
+            key = ast.Constant(key) if isinstance(key, int) else key
+            out.append(_at(ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), key, ast.Store())],
+                                      ast.Constant(value)), node))
+        return out
+
+    # -- expressions
+    def is_shape(self, node) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name) \
+            and node.value.id in self.local
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "len" and _global("len", self.globals, self.local) is len \
+                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name):
+            shape = ast.Attribute(node.args[0], "shape", ast.Load())
+            return _at(ast.Subscript(shape, ast.Constant(0), ast.Load()), node)
+        member = self.member(f)
+        if member in _ARRAY_CALLS:
+            return self.array_call(node)
+        if member in (("grid",), ("gridsize",)) and len(node.args) == 1:
+            k = _int_constant(node.args[0], self.globals, self.local)
+            if isinstance(k, int):
+                node.args = [_literal(k, node.args[0])]
+        return node
+
+    def array_call(self, node):
+        shape, dtype = (list(node.args) + [None, None])[:2]
+        for kw in node.keywords:
+            if kw.arg == "shape":
+                shape = kw.value
+            elif kw.arg == "dtype":
+                dtype = kw.value
+            else:
+                return node                       # an unknown keyword: numba's refusal, the lowering's message
+        if shape is None or dtype is None or len(node.args) > 2:
+            return node
+        dims = _int_constant(shape, self.globals, self.local)
+        name = dtype_name(dtype, self.globals, self.local)
+        shape_node = _literal(dims, shape) if dims is not None else shape
+        dtype_node = _at(ast.Constant(name), dtype) if name is not None else dtype
+        return ast.copy_location(ast.Call(node.func, [shape_node, dtype_node], []), node)
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if self.is_shape(node.value):
+            k = _int_constant(node.slice, self.globals, self.local)
+            if isinstance(k, int) and not isinstance(node.slice, ast.Constant):
+                node.slice = _literal(k, node.slice)
+        return node
+
+
+def normalise(tree: ast.FunctionDef, globals_: dict) -> ast.FunctionDef:
+    """The function's tree in the normal form above (a new tree; line numbers kept)."""
+    new = copy.deepcopy(tree)
+    local = local_names(tree)
+    out = _Normalise(globals_, local).visit(new)
+    _hoist_shared(out, globals_, local)
+    _fill_empty_blocks(out)
+    return out
+
+
+def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
+    """A shared array declared inside an `if` or a loop moves to the top of the body: numba.cuda
+    allocates shared memory statically, per block, wherever it is declared, so the array exists
+    (with undefined contents) on every path. Only a name assigned once, with a constant shape and
+    dtype, moves; anything else stays for the lowering to judge."""
+    counts: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    hoisted = []
+
+    def movable(s) -> bool:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and isinstance(s.value, ast.Call) and counts.get(s.targets[0].id) == 1):
+            return False
+        call = s.value
+        return _cuda_member(call.func, globals_, local) == ("shared", "array") and len(call.args) == 2 \
+            and not call.keywords and isinstance(call.args[1], ast.Constant) \
+            and all(isinstance(d, ast.Constant) for d in
+                    (call.args[0].elts if isinstance(call.args[0], ast.Tuple) else [call.args[0]]))
+
+    def visit(block, nested):
+        kept = []
+        for s in block:
+            if nested and movable(s):
+                hoisted.append(s)
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and not isinstance(s, ast.FunctionDef):
+                    setattr(s, field, visit(inner, True))
+            kept.append(s)
+        return kept
+
+    fn.body = visit(fn.body, False)
+    fn.body[:0] = hoisted
+
+
+def _fill_empty_blocks(tree):
+    """A body whose statements were all removed (an `if` of asserts) holds a `pass`."""
+    for n in ast.walk(tree):
+        if isinstance(getattr(n, "body", None), list) and not n.body:
+            n.body.append(ast.copy_location(ast.Pass(), n))

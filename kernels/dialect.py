@@ -1,0 +1,119 @@
+"""Kernels written in the everyday numba.cuda dialect, as published code spells it: keyword shared
+arrays sized by module constants, len() and shape unpacking, tuple unpacking into array elements,
+asserts and annotations, numba's own spellings of types and intrinsics, ping-pong buffers.
+The engine's normal form (harness/engine/desugar.py) and lowering accept each as written."""
+import math
+
+import numba
+import numpy as np
+from numba import cuda, float32, types
+
+TPB = 32
+
+
+@cuda.jit
+def shared_keywords(out, x):
+    """A block-local copy through keyword shared arrays (shapes from a module constant and a
+    constant expression, dtypes spelled four ways), then a neighbour read. (numba.cuda folds
+    `32 + 2` but not `TPB + HALO`; the engine folds both, tests/test_dialect.py.)"""
+    tile = cuda.shared.array(shape=TPB, dtype=numba.float32)
+    pad = cuda.shared.array(shape=(32 + 2,), dtype=types.float32)
+    scratch = cuda.local.array(shape=2, dtype=np.float32)
+    spare = cuda.local.array(2, 'float32')
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    tile[t] = x[i]
+    pad[t] = 0.0
+    cuda.syncthreads()
+    scratch[0] = tile[t]
+    scratch[1] = tile[(t + 1) % TPB]
+    spare[0] = scratch[0] * scratch[1]
+    out[i] = spare[0] + float32(2.0) * scratch[0] + pad[t]
+
+
+@cuda.jit
+def lengths(out, x, w):
+    """len(), .size, .ndim and a shape unpacked into names."""
+    i = cuda.grid(1)
+    n = len(x)
+    (m,) = w.shape
+    if i < n:
+        acc: x.dtype = 0
+        for k in range(m):
+            acc += w[k] * x[(i + k) % x.size]
+        out[i] = acc * x.ndim
+
+
+@cuda.jit(device=True)
+def _polar(r, a):
+    return r * math.cos(a), r * math.sin(a)
+
+
+@cuda.jit
+def unpack_targets(out, r, a):
+    """A device function's tuple unpacked straight into array elements, a nested tuple, a swap."""
+    i = cuda.grid(1)
+    assert i >= 0, "grid indices are never negative"
+    if i < r.size:
+        out[i, 0], out[i, 1] = _polar(r[i], a[i])
+        (p, q), s = (out[i, 0], out[i, 1]), r[i]
+        p, q = q, p
+        out[i, 2] = p * s + numba.float32(0.5) * q
+
+
+@cuda.jit
+def spellings(out, x):
+    """numba's own spellings of casts and intrinsics (numba.cuda.grid and cuda.syncwarp are in
+    tests/test_dialect.py: the simulator, which runs the primal reference here, lacks both)."""
+    i = cuda.grid(1)
+    lane = cuda.laneid
+    cuda.threadfence_block()
+    cuda.threadfence()
+    cuda.threadfence_system()
+    if i < x.size:
+        k = numba.int32(lane % cuda.warpsize)
+        out[i] = x[i] * float32(1.0 + k * 0.0) + np.float32(0.25) * x[i] * x[i]
+
+
+@cuda.jit
+def ping_pong(out, buf_0, buf_1, step):
+    """A name bound to one of two array arguments by a run-time choice."""
+    i = cuda.grid(1)
+    data = buf_0 if step % 2 == 0 else buf_1
+    if i < out.size:
+        out[i] = data[i] * data[i]
+
+
+@cuda.jit
+def shared_in_if(out, x):
+    """A shared array declared inside an `if` (numba allocates it for the whole block anyway)."""
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    if TPB > 1:
+        sm = cuda.shared.array(TPB, float32)
+        sm[t] = x[i]
+    cuda.syncthreads()
+    out[i] = sm[(t + 1) % TPB] * x[i]
+
+
+@cuda.jit
+def cube_roots(out, x):
+    """math.cbrt, which numba.cuda cannot compile itself: the engine calls libdevice's."""
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = math.cbrt(x[i]) * x[i]
+
+
+COEFFS = np.array([0.5, -1.25, 2.0, 0.75], dtype=np.float64)
+
+
+@cuda.jit
+def const_coefficients(out, x):
+    """A polynomial whose coefficients sit in constant memory."""
+    c = cuda.const.array_like(COEFFS)
+    i = cuda.grid(1)
+    if i < x.size:
+        acc = 0.0
+        for k in range(len(c)):
+            acc = acc * x[i] + c[k]
+        out[i] = acc
