@@ -117,3 +117,47 @@ def const_coefficients(out, x):
         for k in range(len(c)):
             acc = acc * x[i] + c[k]
         out[i] = acc
+
+
+@cuda.jit(device=True)
+def _row_sum(row, n):
+    s = 0.0
+    for k in range(n):
+        s += row[k]
+    return s
+
+
+@cuda.jit
+def shared_rows(out, x):
+    """Rows of a shared and of a local array (`sm[1, :]`, `loc[0]`) passed to a device function."""
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    sm = cuda.shared.array((2, TPB), float32)
+    loc = cuda.local.array((2, 3), float32)
+    sm[0, t] = x[i]
+    sm[1, t] = 2 * x[i] * x[i]
+    for k in range(3):
+        loc[0, k] = x[i] * k
+        loc[1, k] = 1.0
+    cuda.syncthreads()
+    out[i] = _row_sum(sm[1, :], 4) + _row_sum(loc[0], len(loc[0])) + sm[0, (t + 1) % TPB]
+
+
+def _square(v):
+    return v * v
+
+
+square_inline = cuda.jit(_square, device=True, inline=True)
+
+
+@numba.njit
+def _cube(v):
+    return v * v * v
+
+
+@cuda.jit
+def helper_spellings(out, x):
+    """Device functions made by cuda.jit(f, device=True, inline=True) and by numba.njit."""
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = square_inline(x[i]) + _cube(x[i])

@@ -17,7 +17,7 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `c = cuda.const.array_like(G)`, G a module     -> `c = cuda.local.array(G.shape, 'dtype')` plus one
     numpy array of at most CONST_ARRAY_LIMIT      store of each of G's values (the constants travel
     elements                                     in the code; generated kernels cannot see G)
-  `len(a)`                                       -> `a.shape[0]`
+  `len(a)`, `len(a[i])`                          -> `a.shape[0]`, `a[i].shape[0]`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
@@ -174,6 +174,11 @@ def _cuda_member(node, globals_, local):
     return tuple(parts)
 
 
+def _array_like(node) -> bool:
+    """A name, or a row of one (`loc[0]`): what len() of an array is written over."""
+    return isinstance(node, ast.Name) or isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+
+
 def _at(new, old):
     """`new` (a fresh node or tree) placed at `old`'s source position, every descendant too."""
     for n in ast.walk(new):
@@ -244,7 +249,7 @@ class _Normalise(ast.NodeTransformer):
         self.generic_visit(node)
         f = node.func
         if isinstance(f, ast.Name) and f.id == "len" and _global("len", self.globals, self.local) is len \
-                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name):
+                and len(node.args) == 1 and not node.keywords and _array_like(node.args[0]):
             shape = ast.Attribute(node.args[0], "shape", ast.Load())
             return _at(ast.Subscript(shape, ast.Constant(0), ast.Load()), node)
         member = self.member(f)

@@ -142,10 +142,10 @@ def cuda_call(st: LoweringState, name, node, out):
         arr, idx, val = node.args
         if not (isinstance(arr, ast.Name) and arr.id in st.arrays):
             raise st.err(node, "the first argument of an atomic must be an array")
-        index = exprs.index_atoms(st, st.params[st.arrays[arr.id]], idx, node, out)
+        array, index = exprs.element(st, arr.id, idx, node, out)
         value = exprs.expr(st, val, out)
         target = st.temp()
-        out.append(Atomic(op, st.arrays[arr.id], index, value, target, st.line))
+        out.append(Atomic(op, array, index, value, target, st.line))
         st.types[target] = st.params[st.arrays[arr.id]].dtype
         return target
     if name in ("cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync"):

@@ -126,17 +126,25 @@ def subscript(st: LoweringState, node, out):
                      "names is decided at run time there; bind it before the block, or index it inside")
     if not isinstance(node.value, ast.Name) or node.value.id not in st.arrays:
         raise st.err(node, f"`{ast.unparse(node)}`: only array parameters can be indexed")
-    p = st.params[st.arrays[node.value.id]]
-    return p.name, index_atoms(st, p, node.slice, node, out)
+    return element(st, node.value.id, node.slice, node, out)
 
 
-def index_atoms(st: LoweringState, p, index_node, node, out) -> tuple:
+def element(st: LoweringState, name: str, index_node, node, out):
+    """(kernel array, full index) of `name[index]`; a view's fixed leading indices come first."""
+    p = st.params[st.arrays[name]]
+    prefix = st.views.get(name, ())
+    return p.name, prefix + index_atoms(st, p, index_node, node, out, fixed=len(prefix))
+
+
+def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> tuple:
     elts = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
     if any(isinstance(e, ast.Slice) for e in elts):
-        raise st.err(node, "slices are not supported; index single elements")
-    if len(elts) != p.ndim:
-        raise st.err(node, f"'{p.name}' has {p.ndim} dimension(s) but is indexed with {len(elts)}; "
-                     f"index all dimensions at once, e.g. {p.name}[i, j]")
+        raise st.err(node, "slices are not supported here; index single elements (a row such as "
+                     "`a[i, :]` may be passed to a device function)")
+    ndim = p.ndim - fixed
+    if len(elts) != ndim:
+        raise st.err(node, f"'{p.name}'{' (a view of it)' if fixed else ''} has {ndim} dimension(s) but is "
+                     f"indexed with {len(elts)}; index all dimensions at once, e.g. {p.name}[i, j]")
     index = tuple(expr(st, e, out) for e in elts)
     for a, e in zip(index, elts):
         if st.atom_type(a) not in ("int64", "int32", "uint32", "uint64", "int16", "int8", "bool"):
@@ -144,13 +152,46 @@ def index_atoms(st: LoweringState, p, index_node, node, out) -> tuple:
     return index
 
 
+def view(st: LoweringState, node, out):
+    """(kernel array, fixed leading index atoms) of a row view such as `a[i, :]` or `a[i]` of a
+    2-d array, or None when `node` is not one. Only whole trailing dimensions may be sliced."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+        return None
+    name = node.value.id
+    p, prefix = st.params[st.arrays[name]], st.views.get(name, ())
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    fixed = [e for e in elts if not isinstance(e, ast.Slice)]
+    if len(fixed) == len(elts) and len(elts) >= p.ndim - len(prefix):
+        return None                                        # an element, not a view
+    for k, e in enumerate(elts):
+        if isinstance(e, ast.Slice):
+            if e.lower or e.upper or e.step or any(not isinstance(x, ast.Slice) for x in elts[k:]):
+                raise st.err(node, f"`{ast.unparse(node)}`: only whole trailing dimensions may be sliced "
+                             "(`a[i, :]`); pass the array and an offset instead")
+    if len(elts) > p.ndim - len(prefix):
+        raise st.err(node, f"`{ast.unparse(node)}` has more indices than '{name}' has dimensions")
+    atoms = index_atoms(st, type(p)(p.name, p.kind, p.dtype, len(fixed)), ast.Tuple(fixed, ast.Load()),
+                        node, out) if fixed else ()
+    return p.name, prefix + atoms
+
+
 def shape_ref(st: LoweringState, node):
+    """`a.shape[k]`, of an array, a view, or a row written in place (`len(loc[0])`: its shape
+    does not depend on the row's index values, which are not evaluated)."""
     v = node.value
-    if isinstance(v, ast.Attribute) and v.attr == "shape" and isinstance(v.value, ast.Name) \
-            and v.value.id in st.arrays:
-        k = literal_int(st, node.slice)
-        return f"shape.{st.arrays[v.value.id]}.{k}"
-    return None
+    if not (isinstance(v, ast.Attribute) and v.attr == "shape"):
+        return None
+    base, fixed = v.value, 0
+    if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) and base.value.id in st.arrays:
+        elts = base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]
+        fixed, base = sum(not isinstance(e, ast.Slice) for e in elts), base.value
+    if not (isinstance(base, ast.Name) and base.id in st.arrays):
+        return None
+    k = literal_int(st, node.slice)
+    fixed += len(st.views.get(base.id, ()))
+    if not 0 <= k < st.params[st.arrays[base.id]].ndim - fixed:
+        raise st.err(node, f"`{ast.unparse(node)}`: '{base.id}' has no dimension {k}")
+    return f"shape.{st.arrays[base.id]}.{k + fixed}"
 
 
 def literal_int(st: LoweringState, node) -> int:
@@ -181,10 +222,16 @@ def dotted(st: LoweringState, node):
 
 
 def attribute(st: LoweringState, node, out):
-    if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr == "size":
-        return st.emit_assign(out, st.temp(), Special(f"size.{st.arrays[node.value.id]}"))
-    if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr == "ndim":
-        return Lit(st.params[st.arrays[node.value.id]].ndim)
+    if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr in ("size", "ndim"):
+        name = node.value.id
+        p, fixed = st.params[st.arrays[name]], len(st.views.get(name, ()))
+        if node.attr == "ndim":
+            return Lit(p.ndim - fixed)
+        if not fixed:
+            return st.emit_assign(out, st.temp(), Special(f"size.{p.name}"))
+        if p.ndim - fixed == 1:                              # a row: its length
+            return st.emit_assign(out, st.temp(), Special(f"shape.{p.name}.{p.ndim - 1}"))
+        raise st.err(node, f"`{ast.unparse(node)}` of a view with several dimensions: multiply its shape")
     d = dotted(st, node)
     if d:
         kind, parts, _ = d

@@ -41,20 +41,25 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         raise st.err(node, f"recursive call to {src.name} cannot be differentiated")
     if len(args) != len(src.params):
         raise st.err(node, f"{src.name} takes {len(src.params)} arguments, {len(args)} given")
-    arrays, scalars = {}, []
+    arrays, views, scalars = {}, {}, []
     for pname, a in zip(src.params, args):
+        row = exprs.view(st, a, out) if isinstance(a, ast.Subscript) else None
         if isinstance(a, ast.Name) and a.id in st.arrays:
             arrays[pname] = st.arrays[a.id]
+            if a.id in st.views:
+                views[pname] = st.views[a.id]
+        elif row is not None:                # a row of an array (`sm[w, :]`): indexed through it
+            arrays[pname], views[pname] = row
         else:
             scalars.append((pname, a if not isinstance(a, ast.AST) else exprs.expr(st, a, out)))
-    saved = (st.src, st.env, st.arrays, st.prefix, st.line)
+    saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line)
     st.calls.append((src.name, st.call_stack[-1], st.line))
     st.call_stack.append(src.name)
     st.prefix = f"{st.prefix}{src.name}_"
     st.env = {}
     for pname, atom_ in scalars:
         st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
-    st.src, st.arrays = src, arrays
+    st.src, st.arrays, st.views = src, arrays, views
     body = stmts.block(st, prepare_body(src, values=True))
     for t in walk(body):                   # refusals name the helper's file, not the caller's
         if getattr(t, "file", None) is None:
@@ -66,7 +71,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         results.append(st.env[f"{RET}{k}"])
         k += 1
     st.call_stack.pop()
-    st.src, st.env, st.arrays, st.prefix, st.line = saved
+    st.src, st.env, st.arrays, st.views, st.prefix, st.line = saved
     return results
 
 
@@ -132,6 +137,9 @@ def _mode_of(st: LoweringState, node) -> str:
 
 
 def _nested_value(st: LoweringState, activity, value_node, shadow_node, out):
+    for n in (value_node, shadow_node):
+        if isinstance(n, ast.Name) and n.id in st.views:
+            raise st.err(n, f"'{n.id}' is a row of an array: autodiff takes whole arrays")
     if isinstance(value_node, ast.Name) and value_node.id in st.arrays:
         shadow = None
         if shadow_node is not None:

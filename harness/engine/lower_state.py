@@ -47,6 +47,7 @@ class LoweringState:
     njumps: int = 0
     temps: set[str] = field(default_factory=set)           # names made by temp(): safe to rename in place
     local_arrays: list[Param] = field(default_factory=list)
+    views: dict[str, tuple] = field(default_factory=dict)   # array names bound to a row view -> its fixed leading index atoms
     expired: dict[str, int] = field(default_factory=dict)  # array names rebound in a block that has ended -> line
     depth_ctl: int = 0                     # >0 inside an if or a loop
     versions: dict[str, int] = field(default_factory=dict)  # SSA base name -> last version number

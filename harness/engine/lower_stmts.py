@@ -43,9 +43,12 @@ def bind_array(st: LoweringState, s, rest: list, out) -> None:
     After the block the name is unbound: a use after the `if` or loop that rebound it would need
     the run-time choice, and is refused (exprs.subscript says why)."""
     name, value = s.targets[0].id, s.value
-    saved = dict(st.arrays)
+    saved, saved_views = dict(st.arrays), dict(st.views)
     if isinstance(value, ast.Name):
         st.arrays[name] = st.arrays[value.id]
+        st.views.pop(name, None)
+        if value.id in st.views:
+            st.views[name] = st.views[value.id]
         st.expired.pop(name, None)
         out.extend(block(st, rest))
     else:
@@ -57,8 +60,9 @@ def bind_array(st: LoweringState, s, rest: list, out) -> None:
                 o.extend(block(st, [inner] + rest))
             return lower
         if_stmt(st, cond, choice(value.body), choice(value.orelse), out)
-    st.arrays = saved
+    st.arrays, st.views = saved, saved_views
     st.arrays.pop(name, None)
+    st.views.pop(name, None)
     st.expired[name] = s.lineno
 
 
