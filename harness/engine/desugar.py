@@ -22,6 +22,8 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
   `t: T` (no value), `assert c, msg`             -> removed (see ASSERTS)
+  `print(...)` as a statement                    -> removed (see PRINTS)
+  `a = b = v` (a a name no other target reads)   -> `a = v` then `b = a`
 
 - `constant_value(node, globals, local_names)` is the folding rule itself: the value of a literal,
   a module-level int/float/bool constant (a name the function never assigns), or + - * // % ** <<
@@ -31,12 +33,16 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
 - `local_names(tree)`: the names a function binds (parameters and assignment targets), which
   therefore never resolve to module constants.
 
-ASSERTS: numba.cuda compiles `assert` only under `cuda.jit(debug=True, opt=False)`; with its
-defaults (which the derivative kernels and the primal reference use) the statement is dropped.
-The engine drops it too, from every kernel it generates: the primal meaning stays numba's own
-(the primal reference, which runs the user's kernel through numba, checks it wherever numba
-does, e.g. on the simulator), and a derivative is never affected by a condition it could only
-abort on.
+ASSERTS: numba.cuda compiles `assert c` as a check that, when it fails, ends the thread (the
+exception is reported only under `cuda.jit(debug=True)`; the simulator raises it). The primal
+keeps that meaning: the engine's primal launch is numba's own compile of the kernel (and the
+primal reference runs it through numba too). The derivative kernels do not check asserts: they
+differentiate the kernel on inputs where its assertions hold, and an assert contributes nothing
+to a derivative. (Kernels whose primal the engine generates, harness/engine/libm.py and nested
+autodiff, drop the check as well.)
+
+PRINTS: `print` writes to the console and nothing else; the derivative kernels leave it out, the
+primal (numba's compile of the kernel) keeps it.
 """
 from __future__ import annotations
 
@@ -209,8 +215,18 @@ class _Normalise(ast.NodeTransformer):
         new = ast.copy_location(ast.Assign([node.target], node.value), node)
         return self.visit(new)
 
+    def visit_Expr(self, node):
+        self.generic_visit(node)
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print" \
+                and _global("print", self.globals, self.local) is print:
+            return None                           # output only: see PRINTS in the module docstring
+        return node
+
     def visit_Assign(self, node):
         self.generic_visit(node)
+        if len(node.targets) > 1:
+            return self.chained(node)
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
                 and self.member(node.value.func) == ("const", "array_like"):
             return self.const_array(node, node.targets[0].id, node.value)
@@ -219,6 +235,20 @@ class _Normalise(ast.NodeTransformer):
             n = len(target.elts)
             node.value = _at(ast.Tuple([ast.Subscript(copy.deepcopy(value), ast.Constant(k), ast.Load())
                                         for k in range(n)], ast.Load()), value)
+        return node
+
+    def chained(self, node):
+        """`a = b = v` as `a = v; b = a`: v evaluated once, each target bound in turn. Needs a name
+        target that no other target reads (`x[i] = n = v` too); otherwise left as written."""
+        names = [t for t in node.targets if isinstance(t, ast.Name)]
+        for first in names:
+            others = [t for t in node.targets if t is not first]
+            if any(isinstance(n, ast.Name) and n.id == first.id for t in others for n in ast.walk(t)):
+                continue
+            out = [ast.copy_location(ast.Assign([first], node.value), node)]
+            for t in others:
+                out.append(_at(ast.Assign([t], ast.Name(first.id, ast.Load())), node))
+            return [self.visit_Assign(s) if isinstance(s.targets[0], ast.Name) else s for s in out]
         return node
 
     def const_array(self, node, name, call):

@@ -10,6 +10,7 @@ from . import lower_exprs as exprs, lower_inline as inlining
 from .frontend import FUNCTIONS, python_function, resolve_global
 from .ir import Alloc, Assign, Atomic, Barrier, Param, Prim, Special
 from .lower_state import LoweringState
+from .numba_limits import numba_refusal
 from .rules import arity_problem
 
 
@@ -59,7 +60,8 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
         raise st.err(node, "keyword arguments are not supported in kernel calls")
     resolved = resolve_call(st, node)
     if resolved is None:
-        raise st.err(node, f"call to `{ast.unparse(node.func)}` is not supported by the AD transform yet")
+        raise st.err(node, numba_refusal(node) or
+                     f"call to `{ast.unparse(node.func)}` is not supported by the AD transform yet")
     kind, what = resolved
     if kind == "device":
         results = inlining.device_call(st, what, node, out)

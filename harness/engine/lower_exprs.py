@@ -10,6 +10,7 @@ from . import lower_calls as calls, lower_stmts as stmts
 from .frontend import module_kind, resolve_global
 from .ir import Assign, Lit, Load, Prim, Special
 from .lower_state import LoweringState
+from .numba_limits import numba_refusal
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor",
@@ -86,7 +87,7 @@ def _expr(st: LoweringState, node, out):
         return attribute(st, node, out)
     if isinstance(node, ast.Call):
         return calls.call(st, node, out)
-    raise st.err(node, f"expression `{ast.unparse(node)}` is not supported by the AD transform")
+    raise st.err(node, numba_refusal(node) or f"expression `{ast.unparse(node)}` is not supported by the AD transform")
 
 
 def bool_op(st: LoweringState, node, out):

@@ -10,6 +10,7 @@ from .control import RET
 from .ir import If, Lit, Load, Prim, Special, Store
 from .lower_exprs import BINOPS
 from .lower_state import LoweringState
+from .numba_limits import numba_refusal
 from .types import infer_prim_type
 
 
@@ -101,7 +102,8 @@ def stmt(st: LoweringState, s, out):
         if isinstance(s.value, ast.Call):
             calls.call(st, s.value, out, nvalues=-1)
             return
-        raise st.err(s, f"statement `{ast.unparse(s).strip()}` is not supported by the AD transform yet")
+        raise st.err(s, numba_refusal(s) or
+                     f"statement `{ast.unparse(s).strip()}` is not supported by the AD transform yet")
     elif isinstance(s, ast.Pass):
         return
     elif isinstance(s, ast.For):
@@ -111,7 +113,7 @@ def stmt(st: LoweringState, s, out):
     elif isinstance(s, (ast.Break, ast.Continue)):
         raise st.err(s, f"`{type(s).__name__.lower()}` outside a loop body")
     else:
-        raise st.err(s, f"{type(s).__name__} statements are not supported by the AD transform")
+        raise st.err(s, numba_refusal(s) or f"{type(s).__name__} statements are not supported by the AD transform")
 
 
 def assign(st: LoweringState, target, value, out):
@@ -142,6 +144,8 @@ def unpack_values(st: LoweringState, target, value, out, pairs: list) -> None:
     """Evaluate `value` for the tuple `target`, appending (leaf target, atom) pairs in order:
     literal tuples (nested ones too), cuda.grid(n)/gridsize(n), and calls returning values."""
     n = len(target.elts)
+    if any(isinstance(t, ast.Starred) for t in target.elts):
+        raise st.err(target, numba_refusal(target))
     if exprs.is_call_to(st, value, "cuda", "grid") or exprs.is_call_to(st, value, "cuda", "gridsize"):
         kind = "grid" if exprs.is_call_to(st, value, "cuda", "grid") else "gsize"
         k = exprs.literal_int(st, value.args[0])

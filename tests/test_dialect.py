@@ -1,0 +1,338 @@
+"""The numba.cuda dialect the engine's front end accepts (harness/engine/desugar.py, the lowering):
+the normal form each everyday spelling is rewritten into, with its source lines; the lowering of
+what a rewrite cannot express (tuple targets, views, array rebinding, warp barriers, fences); and
+the refusals that remain, each naming its line and, where numba.cuda refuses it too, saying so.
+End to end (forward and reverse, sim and ptx) in cases/dialect-*.yaml over kernels/dialect.py.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import textwrap
+
+import pytest
+
+from harness.errors import UnsupportedError
+
+HEADER = "import math\nimport numba\nimport numpy as np\nfrom numba import cuda, float32, types\n\nTPB = 32\n"
+
+
+@pytest.fixture
+def kernel(tmp_path, backend):            # backend: numba configured (simulator or not) before import
+    count = [0]
+
+    def make(source: str, name: str = "k"):
+        count[0] += 1
+        path = tmp_path / f"dialect_{count[0]}.py"
+        path.write_text(HEADER + textwrap.dedent(source))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, name)
+    return make
+
+
+def normal(fn) -> str:
+    from harness.engine.frontend import parse_kernel
+    return ast.unparse(parse_kernel(fn).tree)
+
+
+def lower(fn, *arrays, ndim=1, dtype="float32"):
+    from harness.engine.frontend import parse_kernel
+    from harness.engine.ir import Param
+    from harness.engine.normalize import lower_kernel
+    names = arrays or ("out", "x")
+    return lower_kernel(parse_kernel(fn), [Param(n, "array", dtype, ndim if n != "out" else 1) for n in names])
+
+
+def statements(ir):
+    from harness.engine.ir import walk
+    return list(walk(ir.body))
+
+
+# ----------------------------------------------------------------------------- the normal form
+
+def test_keyword_shared_arrays_become_positional_with_folded_shapes_and_dtype_names(kernel):
+    k = kernel("""
+        def k(out, x):
+            a = cuda.shared.array(shape=TPB, dtype=numba.float32)
+            b = cuda.shared.array(shape=(TPB * 2, 32 + 2), dtype=types.float64)
+            c = numba.cuda.local.array(dtype=np.int32, shape=4)
+            d = cuda.local.array(TPB // 8, 'float32')
+            e = cuda.shared.array(TPB, float32)
+            out[0] = x[0]
+        """)
+    text = normal(k)
+    assert "a = cuda.shared.array(32, 'float32')" in text
+    assert "b = cuda.shared.array((64, 34), 'float64')" in text
+    assert "c = numba.cuda.local.array(4, 'int32')" in text
+    assert "d = cuda.local.array(4, 'float32')" in text
+    assert "e = cuda.shared.array(32, 'float32')" in text
+    ir = lower(k)                          # the keyword form crashed with an IndexError before
+    assert [(p.name, p.shape, p.dtype) for p in ir.local_arrays] == [
+        ("a", (32,), "float32"), ("b", (64, 34), "float64"), ("c", (4,), "int32"), ("d", (4,), "float32"),
+        ("e", (32,), "float32")]
+
+
+def test_normal_form_keeps_source_lines(kernel):
+    from harness.engine.frontend import parse_kernel
+    k = kernel("""
+        def k(out, x):
+            n = len(x)
+            sm = cuda.shared.array(shape=TPB, dtype=float32)
+            out[0] = n
+        """)
+    src = parse_kernel(k)
+    first = src.tree.lineno
+    for node in ast.walk(src.tree):
+        if hasattr(node, "lineno"):
+            assert first <= node.lineno <= first + 3, ast.dump(node)
+    shape = next(n for n in ast.walk(src.tree) if isinstance(n, ast.Subscript))
+    assert shape.lineno == first + 1 and ast.unparse(shape) == "x.shape[0]"
+    assert ast.unparse(src.source_tree).count("len(x)") == 1          # the tree as written is kept
+
+
+def test_a_local_name_shadowing_a_module_constant_is_not_folded(kernel):
+    k = kernel("""
+        def k(out, x):
+            TPB = 4
+            sm = cuda.local.array(TPB, float32)
+            out[0] = x[0]
+        """)
+    assert "cuda.local.array(TPB, 'float32')" in normal(k)
+    with pytest.raises(UnsupportedError, match=r"shape `TPB` is not a constant: numba\.cuda needs"):
+        lower(k)
+
+
+def test_len_shape_unpacking_annotations_asserts_prints_and_chained_assignment(kernel):
+    k = kernel("""
+        def k(out, x):
+            M, N = x.shape
+            n: int = len(out)
+            t: float32
+            assert n > 0, "empty"
+            print(n)
+            a = b = x[0, 0]
+            if n > 1:
+                assert M > 0
+            out[0] = M * N + n + a + b
+        """)
+    text = normal(k)
+    assert "M, N = (x.shape[0], x.shape[1])" in text and "n = out.shape[0]" in text
+    assert "assert" not in text and "print" not in text and "t:" not in text
+    assert "a = x[0, 0]\n    b = a" in text
+    assert "if n > 1:\n        pass" in text
+    lower(k, ndim=2)
+
+
+def test_const_array_like_becomes_a_local_array_holding_its_values(kernel):
+    k = kernel("""
+        C = np.array([[1.5, 2.0], [-3.0, 0.25]])
+
+        def k(out, x):
+            c = cuda.const.array_like(C)
+            out[0] = c[1, 0] * x[0]
+        """)
+    text = normal(k)
+    assert "c = cuda.local.array((2, 2), 'float64')" in text
+    assert "c[1, 0] = -3.0" in text and "c[0, 1] = 2.0" in text
+    lower(k)
+
+
+def test_shared_array_declared_in_an_if_moves_to_the_top(kernel):
+    k = kernel("""
+        def k(out, x):
+            i = cuda.grid(1)
+            if i < 64:
+                sm = cuda.shared.array(TPB, float32)
+                sm[cuda.threadIdx.x] = x[i]
+            cuda.syncthreads()
+            out[i] = sm[0]
+        """)
+    from harness.engine.ir import Alloc
+    body = lower(k).body
+    assert isinstance(body[0], Alloc) and body[0].array.kind == "shared"
+
+
+# ----------------------------------------------------------------------------- the lowering
+
+def test_tuple_unpacking_into_elements_nested_targets_and_swaps(kernel):
+    from harness.engine.ir import Load, Store
+    k = kernel("""
+        @cuda.jit(device=True)
+        def pair(v):
+            return v + 1.0, v * 2.0
+
+        def k(out, x):
+            out[0], out[1] = pair(x[0])
+            (p, q), r = (x[1], x[2]), x[3]
+            x[4], x[5] = x[5], x[4]
+            out[2] = p + q + r
+        """)
+    stmts = statements(lower(k))
+    stores = [(s.array, s.index[0].value) for s in stmts if isinstance(s, Store)]
+    assert stores == [("out", 0), ("out", 1), ("x", 4), ("x", 5), ("out", 2)]
+    swap = [s for s in stmts if getattr(s, "line", 0) == stmts[-1].line - 1]
+    kinds = [type(s.expr).__name__ if hasattr(s, "expr") else type(s).__name__ for s in swap]
+    assert kinds == ["Load", "Load", "Store", "Store"], "both values are read before either is written"
+    assert all(isinstance(s.expr, Load) for s in swap[:2])
+
+
+def test_starred_unpacking_is_numbas_refusal(kernel):
+    k = kernel("""
+        def k(out, x):
+            a, *b = (x[0], x[1], x[2])
+            out[0] = a
+        """)
+    with pytest.raises(UnsupportedError, match=r":\d+: .*starred unpacking cannot be compiled by numba\.cuda itself"):
+        lower(k)
+
+
+def test_numba_spellings_of_grid_casts_warp_barrier_and_fences(kernel):
+    from harness.engine.ir import Assign, Barrier, Prim, Special
+    k = kernel("""
+        def k(out, x):
+            i = numba.cuda.grid(1)
+            cuda.syncwarp()
+            cuda.threadfence()
+            cuda.threadfence_block()
+            j = numba.int32(cuda.laneid % cuda.warpsize)
+            out[i] = float32(x[i]) + j
+        """)
+    stmts = statements(lower(k))
+    assert isinstance(stmts[0].expr, Special) and stmts[0].expr.name == "grid.0"
+    assert isinstance(stmts[1], Barrier), "a top-level syncwarp is mirrored as a block barrier"
+    fences = [s.expr.op for s in stmts if isinstance(s, Assign) and isinstance(s.expr, Prim)
+              and s.expr.op.startswith("threadfence")]
+    assert fences == ["threadfence", "threadfence_block"]
+    assert any(isinstance(s, Assign) and isinstance(s.expr, Prim) and s.expr.op == "cast_int32" for s in stmts)
+
+
+def test_syncwarp_under_a_condition_is_refused_at_its_line(kernel):
+    k = kernel("""
+        def k(out, x):
+            i = cuda.grid(1)
+            if i < 16:
+                cuda.syncwarp()
+            out[i] = x[i]
+        """)
+    with pytest.raises(UnsupportedError, match=r"dialect_\d+\.py:11: cuda\.syncwarp\(\) under a condition"):
+        lower(k)
+
+
+def test_ping_pong_binding_lowers_the_rest_once_per_array(kernel):
+    from harness.engine.ir import If, Load
+    k = kernel("""
+        def k(out, a, b, step):
+            i = cuda.grid(1)
+            data = a if step % 2 == 0 else b
+            out[i] = data[i]
+        """)
+    from harness.engine.frontend import parse_kernel
+    from harness.engine.ir import Param
+    from harness.engine.normalize import lower_kernel
+    params = [Param("out", "array", "float64", 1), Param("a", "array", "float64", 1),
+              Param("b", "array", "float64", 1), Param("step", "scalar", "int64")]
+    ir = lower_kernel(parse_kernel(k), params)
+    choice = next(s for s in ir.body if isinstance(s, If))
+    loads = lambda block: [s.expr.array for s in block if hasattr(s, "expr") and isinstance(s.expr, Load)]  # noqa: E731
+    assert loads(choice.body) == ["a"] and loads(choice.orelse) == ["b"]
+
+
+def test_array_rebound_in_a_block_and_used_after_it_is_refused(kernel):
+    k = kernel("""
+        def k(out, a, b):
+            i = cuda.grid(1)
+            data = a
+            if i > 2:
+                data = b
+            out[i] = data[i]
+        """)
+    with pytest.raises(UnsupportedError, match=r":13: 'data' was bound to an array inside a block \(line 12\)"):
+        lower(k, "out", "a", "b")
+
+
+def test_rows_of_shared_arrays_index_their_array(kernel):
+    from harness.engine.ir import Load
+    k = kernel("""
+        @cuda.jit(device=True)
+        def first(row):
+            return row[0] + row[row.size - 1] + row.ndim
+
+        def k(out, x):
+            sm = cuda.shared.array((4, TPB), float32)
+            sm[2, cuda.threadIdx.x] = x[0]
+            cuda.syncthreads()
+            out[0] = first(sm[2, :]) + first(sm[3])
+        """)
+    loads = [(s.expr.array, tuple(getattr(a, "value", a) for a in s.expr.index)) for s in statements(lower(k))
+             if hasattr(s, "expr") and isinstance(s.expr, Load) and s.expr.array == "sm"]
+    assert loads[0] == ("sm", (2, 0)) and loads[2][0] == "sm" and loads[2][1][0] == 3
+    assert loads[1][0] == "sm" and loads[1][1][0] == 2 and isinstance(loads[1][1][1], str)
+
+
+def test_partial_slices_are_refused(kernel):
+    k = kernel("""
+        @cuda.jit(device=True)
+        def first(row):
+            return row[0]
+
+        def k(out, x):
+            out[0] = first(x[0, 1:])
+        """)
+    with pytest.raises(UnsupportedError, match=r"only whole trailing dimensions may be sliced"):
+        lower(k, ndim=2)
+
+
+def test_cbrt_calls_libdevice_and_the_primal_is_generated(kernel):
+    from harness.engine.codegen import Signature, function_text
+    from harness.engine.libm import primal_needs_engine
+    from harness.engine.frontend import parse_kernel
+    from harness.engine.ir import Param
+    k = kernel("""
+        def k(out, x):
+            out[0] = math.cbrt(x[0])
+        """)
+    for dtype, helper in (("float32", "cbrt_f32"), ("float64", "cbrt_f64")):
+        ir = lower(k, dtype=dtype)
+        _, text = function_text(ir, "primal", Signature({"out": "const", "x": "const"}), set())
+        assert "from numba.cuda.libdevice import cbrt as cbrt_f64, cbrtf as cbrt_f32" in text
+        assert f"{helper}(" in text.split("def k__primal")[1]
+    params = [Param("out", "array", "float64", 1), Param("x", "array", "float64", 1)]
+    assert primal_needs_engine(parse_kernel(k), params)
+    plain = kernel("""
+        def k(out, x):
+            out[0] = math.sqrt(x[0])
+        """)
+    assert not primal_needs_engine(parse_kernel(plain), params)
+
+
+@pytest.mark.parametrize("construct, words", [
+    ("l = [x[0], x[1]]", "a list"), ("d = {0: x[0]}", "a dict"),
+    ("v = sum(t for t in range(3))", "a generator expression"), ("del i", "`del`"),
+])
+def test_constructs_numba_refuses_say_so(kernel, construct, words):
+    k = kernel(f"""
+        def k(out, x):
+            i = 0
+            {construct}
+            out[0] = x[0]
+        """)
+    with pytest.raises(UnsupportedError, match=rf":10: {words} cannot be compiled by numba\.cuda itself"):
+        lower(k)
+
+
+def test_translator_api_resolves_constants_and_dtypes(kernel):
+    from harness.engine.frontend import constant, dtype, parse_kernel
+    k = kernel("""
+        def k(out, x):
+            n = 3
+            out[0] = TPB * 2 + n
+        """)
+    src = parse_kernel(k)
+    expr = src.tree.body[-1].value
+    assert constant(src, expr.left) == 64 and constant(src, expr) is None
+    assert constant(src, ast.parse("(TPB, 32 + 2)", mode="eval").body) == (32, 34)
+    for spelling, name in (("numba.float32", "float32"), ("np.float64", "float64"), ("'int32'", "int32"),
+                           ("types.float64", "float64"), ("float32", "float32"), ("math.pi", None)):
+        assert dtype(src, ast.parse(spelling, mode="eval").body) == name, spelling
