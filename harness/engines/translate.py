@@ -79,7 +79,8 @@ def unify(a, b):
 
 # The engine's front end reads the kernel (harness/engine/frontend.py): the same source, the same
 # parse and the same name resolution for the bundled engine and the adapters.
-from ..engine.frontend import KernelSource, parse_kernel, python_function, resolve_global  # noqa: E402
+from ..engine.frontend import (KernelSource, constant, dtype, parse_kernel, python_function,  # noqa: E402
+                               resolve_global)
 
 
 @dataclass
@@ -288,17 +289,10 @@ def _tname(t) -> str:
     return str(t)
 
 
-_KEYWORD_CALLS = ("shared.array",)          # cuda calls whose keyword arguments the adapter reads
-_CONST_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-              ast.FloorDiv: lambda a, b: a // b}
-
-
-def _element_type(src: "Source", node) -> str | None:
-    """A shared array's element type code from a numba type, a numpy dtype or a string."""
-    obj = node.value if isinstance(node, ast.Constant) else src.resolve(node)
+def _element_type(name: str | None) -> str | None:
+    """A shared array's element type code from the numpy dtype name the front end read."""
     try:
-        dt = np.dtype(str(obj) if type(obj).__module__.startswith("numba") else obj)
-        return dtype_code(dt)
+        return dtype_code(np.dtype(name)) if name else None
     except (TypeError, ValueError, UnsupportedError):
         return None
 
@@ -794,40 +788,21 @@ class _Scope:
         if len(self.tr.launch.threads) != 1:
             raise self.src.refuse(s, "cuda.shared.array in a multi-dimensional launch (the adapter maps blocks "
                                      "of 1-D launches only)")
-        args = dict(zip(("shape", "dtype"), call.args))
-        args.update({k.arg: k.value for k in call.keywords})
-        if set(args) != {"shape", "dtype"}:
-            raise self.src.refuse(s, "cuda.shared.array takes shape and dtype")
-        shape = self._constant(args["shape"])
+        # the front end's normal form: cuda.shared.array(SHAPE, 'dtype'), constants folded
+        shape = constant(self.src.kernel, call.args[0]) if len(call.args) == 2 and not call.keywords else None
         shape = (shape,) if isinstance(shape, int) else shape
         if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n > 0 for n in shape)):
             raise self.src.refuse(s, "a shared array's shape must be a constant or a tuple of constants")
-        elem = _element_type(self.src, args["dtype"])
+        name_of_dtype = dtype(self.src.kernel, call.args[1])
+        elem = _element_type(name_of_dtype)
         if elem is None:
-            raise self.src.refuse(s, f"a shared array of dtype {ast.unparse(args['dtype'])}")
+            raise self.src.refuse(s, f"a shared array of dtype {ast.unparse(call.args[1])}")
         if name in self.vars and self.vars[name] != Arr(elem, len(shape)):
             raise self.src.refuse(s, f"{name} is rebound")
         self.vars[name] = Arr(elem, len(shape))
         self.shared[name] = shape
         self.fn.block_level = True
         self._line(out, depth, t.shared_array(name, shape, elem))
-
-    def _constant(self, node):
-        """The value of a constant integer expression (literals, module constants, + - * // and
-        tuples of them), or None."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.Name):
-            obj = self.src.resolve(node)
-            return obj if isinstance(obj, int) and not isinstance(obj, bool) else None
-        if isinstance(node, ast.Tuple):
-            items = tuple(self._constant(e) for e in node.elts)
-            return None if None in items else items
-        if isinstance(node, ast.BinOp) and type(node.op) in _CONST_OPS:
-            a, b = self._constant(node.left), self._constant(node.right)
-            if isinstance(a, int) and isinstance(b, int):
-                return _CONST_OPS[type(node.op)](a, b)
-        return None
 
     def _cuda_attribute(self, node, path):
         L = self.tr.launch
@@ -852,13 +827,11 @@ class _Scope:
     def _call(self, node, statement: bool = False):
         src, t = self.src, self.t
         path = _cuda_path(src, node.func)
-        if node.keywords and path not in _KEYWORD_CALLS:
+        if node.keywords:
             raise src.refuse(node, "keyword arguments")
         if path is not None:
             return self._cuda_call(node, path, statement)
         obj = src.resolve(node.func)
-        if obj is len and len(node.args) == 1 and self._array_name(node.args[0]):
-            return self._extent(node.args[0].id, 0), INT
         if obj in MATH_FUNCTIONS:
             name = MATH_FUNCTIONS[obj]
             args = [self._expr(a) for a in node.args]
