@@ -23,7 +23,7 @@ TAICHI_MATH = "https://docs.taichi-lang.org/api/taichi/math/"
 # The math functions of numba.cuda each system has no built-in for (checked against the targets'
 # spellings by tests/test_engines.py); math.copysign and math.fmod are the translator's own gaps.
 MISSING_MATH = {"warp": {"lgamma", "asinh", "acosh", "atanh"},
-                "taichi": {"lgamma", "erf", "erfc", "asinh", "acosh", "atanh", "sinh", "cosh", "log10"}}
+                "taichi": {"lgamma", "erf", "erfc", "asinh", "acosh", "atanh", "sinh", "cosh", "log10", "cbrt"}}
 UNTRANSLATED_MATH = {"copysign", "fmod"}
 
 

@@ -121,7 +121,7 @@ class Source:
 MATH_FUNCTIONS = {getattr(math, n): n for n in (
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "erf", "erfc", "fabs", "floor", "ceil",
-    "atan2", "hypot", "pow", "lgamma", "copysign", "fmod", "trunc")}
+    "atan2", "hypot", "pow", "lgamma", "copysign", "fmod", "trunc", "cbrt")}
 MATH_FUNCTIONS.update({abs: "abs", min: "min", max: "max"})
 CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, np.int64: INT}
 

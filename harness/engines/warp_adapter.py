@@ -40,7 +40,7 @@ class WarpTarget(Target):
         "acos": "wp.acos({0})", "atan": "wp.atan({0})", "sinh": "wp.sinh({0})", "cosh": "wp.cosh({0})",
         "tanh": "wp.tanh({0})", "exp": "wp.exp({0})", "log": "wp.log({0})", "log2": "wp.log2({0})",
         "log10": "wp.log10({0})", "sqrt": "wp.sqrt({0})", "erf": "wp.erf({0})", "erfc": "wp.erfc({0})",
-        "atan2": "wp.atan2({0}, {1})", "pow": "wp.pow({0}, {1})", "abs": "wp.abs({0})", "fabs": "wp.abs({0})",
+        "atan2": "wp.atan2({0}, {1})", "pow": "wp.pow({0}, {1})", "abs": "wp.abs({0})", "fabs": "wp.abs({0})", "cbrt": "wp.cbrt({0})",
         # Warp has no hypot, log1p or expm1: the port spells them out, as a user porting would.
         "hypot": "wp.sqrt({0} * {0} + {1} * {1})", "log1p": "wp.log({one} + {0})", "expm1": "(wp.exp({0}) - {one})",
     }
