@@ -224,3 +224,9 @@ def test_module_references_exist(doc):
         elif name and name not in _defined(path):
             problems.append(f"{rel} defines no {name}")
     assert problems == []
+
+
+def test_adapter_limits_table_is_the_printout_of_the_limits_table():
+    from harness.engines.limits import markdown_table
+    text = section("engines.md", "What the systems lack")
+    assert markdown_table() in text, "regenerate with: python -m harness.engines.limits"

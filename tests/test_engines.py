@@ -159,7 +159,7 @@ def test_refusals_name_the_line(tmp_path):
         def k(out, x):
             out[0] = math.lgamma(x[0])
         """)
-    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: math.lgamma: Warp has no such function"):
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: math.lgamma: Warp: no .*lgamma.*see https://nvidia.github.io/warp"):
         Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
 
 
@@ -295,3 +295,92 @@ def test_taichi_forward_gives_a_const_array_no_tangent_left_from_an_earlier_run(
     _launch("taichi", "kernels/layouts.py:mul_sin", cfg, Duplicated(np.zeros(4), dout),
             Duplicated(x.copy(), np.zeros(4)), y.copy(), mode="forward")
     assert np.all(dout == 0.0), f"x's tangent is zero and y is Const: J v must be 0, got {dout}"
+
+
+# ----------------------------------------------------------------------------- the dialect the adapters translate
+
+def test_negative_indices_wrap_as_in_numba_and_provably_nonnegative_ones_do_not(tmp_path):
+    """numba wraps a negative index around its dimension (`im[x - 1]` at x = 0 is the last
+    element); Warp and Taichi would read out of bounds, so the translation spells the wrap."""
+    k, _ = _kernel(tmp_path, """
+        def k(out, im):
+            x = cuda.grid(1)
+            out[x] = im[x - 1] + im[x + 1]
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("im", Arr(F64, 1))]
+    warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "im[wp.where((x - 1) < 0, (x - 1) + im.shape[0], (x - 1))]" in warp, warp
+    assert "im[(x + 1)]" in warp and "out[x] =" in warp                   # x >= 0: no wrap
+    taichi = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+    assert "im[ti.select((x - 1) < 0, (x - 1) + im.shape[0], (x - 1))]" in taichi, taichi
+
+
+def test_gridsize_len_size_ndim_and_shape_unpacking_translate(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, a):
+            start = cuda.grid(1)
+            M, N = a.shape
+            for i in range(start, out.size, cuda.gridsize(1)):
+                out[i] = a[i % M, i % N] * len(a) + a.ndim
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("a", Arr(F64, 2))]
+    warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "M = a.shape[0]" in warp and "N = a.shape[1]" in warp, warp
+    assert "for i in range(start, (out.shape[0]), 64):" in warp        # gridsize: 2 blocks of 32 threads
+    assert "a[(i % M), (i % N)]" in warp and "* wp.float64(a.shape[0])" in warp and "wp.float64(2)" in warp
+    ast.parse(warp)
+
+
+def test_integer_arrays_of_every_width_translate(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, idx, small):
+            i = cuda.grid(1)
+            out[i] = out[idx[i]] + small[i]
+            small[i] = 1
+        """)
+    for code in ("i8", "i16", "i64", "u8", "u16", "u32", "u64"):
+        params = [Param("out", Arr(F64, 1)), Param("idx", Arr(code, 1)), Param("small", Arr(code, 1))]
+        warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+        wtype = f"wp.{'u' if code[0] == 'u' else ''}int{code[1:]}"
+        assert f"idx: wp.array(dtype={wtype}, ndim=1)" in warp and f"small[i] = {wtype}(1)" in warp, warp
+        taichi = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+        assert "ti.cast(idx[i], ti.i32)" in taichi
+        wrapped = "wp.where(" in warp.split("out[i] =")[1].splitlines()[0]
+        assert wrapped == (code[0] == "i"), warp          # an unsigned element is never negative
+
+
+def test_shared_arrays_and_barriers_are_taichis_block_level_ones_on_cuda_and_refused_elsewhere(tmp_path):
+    k, path = _kernel(tmp_path, """
+        from numba import float64
+        TPB = 32
+
+        def k(out, x):
+            sh = cuda.shared.array(shape=TPB, dtype=float64)
+            t = cuda.threadIdx.x
+            i = cuda.grid(1)
+            sh[t] = x[i]
+            cuda.syncthreads()
+            out[i] = sh[(t + 1) % cuda.blockDim.x]
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))]
+    taichi = Translator(TaichiTarget(block_level=True), k, params, LAUNCH)
+    taichi.add_store_mask_kernel()
+    text = taichi.module_text("doc")
+    assert "ti.loop_config(block_dim=32)" in text and "sh = ti.simt.block.SharedArray((32,), ti.f64)" in text
+    assert "ti.simt.block.sync()" in text and "_stored_sh" not in text, text
+    ast.parse(text)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:9: cuda.shared.array: Taichi: on the CPU.*"
+                                               r"see https://docs.taichi-lang.org"):
+        Translator(TaichiTarget(), k, params, LAUNCH)
+    with pytest.raises(UnsupportedError, match=r"cuda.shared.array: Warp: .*tiles.*see https://nvidia.github.io/warp"):
+        Translator(WarpTarget(), k, params, LAUNCH)
+
+
+def test_the_missing_math_functions_are_what_the_targets_cannot_spell():
+    """limits.MISSING_MATH (what docs/engines.md says each system lacks) is exactly the math
+    functions numba.cuda offers that a target has no spelling for, less the translator's own gaps."""
+    from harness.engines.limits import MISSING_MATH, UNTRANSLATED_MATH
+    from harness.engines.translate import MATH_FUNCTIONS
+    numba_math = set(MATH_FUNCTIONS.values()) - {"min", "max", "floor", "ceil", "trunc"}
+    for target in (WarpTarget(), TaichiTarget()):
+        assert numba_math - set(target.math) - UNTRANSLATED_MATH == MISSING_MATH[target.system], target.name

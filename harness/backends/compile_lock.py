@@ -18,10 +18,8 @@ from .compile_log import function_key
 
 
 def lock_dir() -> Path:
-    from ..engine.cache import cache_dir
-    path = cache_dir().parent / "locks"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from ..core.paths import locks_dir
+    return locks_dir()
 
 
 @contextmanager

@@ -7,7 +7,7 @@ text's digest, and a document that the schema accepted is remembered by the dige
 contents; both keys include the digest of the loader's own code and schema (every file of
 harness/cases/) and PyYAML's version, so a change to either starts afresh. Only successes are
 kept: a malformed file is parsed and validated again, so its error is the loader's, as before.
-Lives under the harness cache folder (HARNESS_CACHE_DIR's parent, default .cache/harness/cases).
+Lives under the harness cache folder (harness/core/paths.py: beside the generated sources, default .cache/harness/cases).
 """
 from __future__ import annotations
 
@@ -31,11 +31,9 @@ def _loader_digest() -> str:
 
 
 def _folder() -> Path | None:
-    from ..engine.cache import cache_dir
+    from ..core.paths import case_load_cache_dir
     try:
-        path = cache_dir().parent / "cases"
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return case_load_cache_dir()
     except OSError:
         return None
 

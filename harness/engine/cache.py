@@ -11,19 +11,19 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..core.paths import generated_dir
+
 _loaded: dict[str, object] = {}
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("HARNESS_CACHE_DIR")
-    path = Path(root) if root else Path.cwd() / ".cache" / "harness" / "generated"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return generated_dir()         # harness/core/paths.py owns the folder
 
 
-def write_module(stem: str, source: str) -> Path:
+def write_module(stem: str, source: str, folder: Path | None = None) -> Path:
+    """`<folder>/<stem>_<digest>.py` (default: the generated-sources folder), written once."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    path = cache_dir() / f"{stem}_{digest}.py"
+    path = (folder or cache_dir()) / f"{stem}_{digest}.py"
     if not path.exists():
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as f:

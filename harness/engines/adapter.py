@@ -8,14 +8,13 @@ would break the aliasing the kernel sees.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..core.paths import adapter_sources_dir
+from ..engine.cache import write_module
 from ..errors import UnsupportedError
 from .base import AdapterPlan, AdapterResult
 from .isolation import planted_fault
@@ -24,24 +23,10 @@ from .translate import BOOL, F32, F64, INT, Arr, LaunchInfo, Param, Translator, 
 MODES = ("primal", "forward", "reverse")
 
 
-def generated_dir(system: str) -> Path:
-    root = os.environ.get("HARNESS_CACHE_DIR")
-    path = (Path(root) if root else Path.cwd() / ".cache" / "harness" / "generated") / system
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def write_source(system: str, stem: str, text: str) -> Path:
     """A generated module as a real file named by its content (Warp and Taichi read kernel source
     from files; a reader can open it)."""
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = generated_dir(system) / f"{stem}_{digest}.py"
-    if not path.exists():
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    return path
+    return write_module(stem, text, adapter_sources_dir(system))
 
 
 def import_source(path: Path, system: str):

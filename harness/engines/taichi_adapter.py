@@ -25,19 +25,24 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .adapter import Adapter, Arg
-from .translate import BOOL, F32, F64, INT, Arr, Function, LaunchInfo, Target
+from .limits import LIMITS
+from .translate import BOOL, F32, F64, INT, INT_ARRAYS, Arr, Function, LaunchInfo, Target
 
 _SCALAR = {F32: "ti.f32", F64: "ti.f64", INT: "ti.i32", BOOL: "ti.i32"}
-_ELEM = {F32: "ti.f32", F64: "ti.f64", "i32": "ti.i32", "i64": "ti.i64"}
+_ELEM = {F32: "ti.f32", F64: "ti.f64", **{code: f"ti.{code}" for code in INT_ARRAYS}}
 
 
 class TaichiTarget(Target):
     name = "Taichi"
+    system = "taichi"
+
+    def __init__(self, block_level: bool = False):
+        self.block_level = block_level       # ti.simt.block exists on GPU backends only
     math = {
         "sin": "ti.sin({0})", "cos": "ti.cos({0})", "tan": "ti.tan({0})", "asin": "ti.asin({0})",
         "acos": "ti.acos({0})", "tanh": "ti.tanh({0})", "exp": "ti.exp({0})", "log": "ti.log({0})",
         "sqrt": "ti.sqrt({0})", "atan2": "ti.atan2({0}, {1})", "pow": "({0} ** {1})", "abs": "ti.abs({0})",
-        "fabs": "ti.abs({0})",
+        "fabs": "ti.abs({0})", "log2": "ti.math.log2({0})",
         # Taichi has no atan, hypot, log1p or expm1: the port spells them out, as a user porting would.
         "atan": "ti.atan2({0}, {one})", "hypot": "ti.sqrt({0} * {0} + {1} * {1})",
         "log1p": "ti.log({one} + {0})", "expm1": "(ti.exp({0}) - {one})",
@@ -78,7 +83,10 @@ class TaichiTarget(Target):
         n = len(launch.threads)
         loop = (f"for _t0 in range({launch.threads[0]}):" if n == 1 else
                 f"for {', '.join(f'_t{k}' for k in range(n))} in ti.ndrange({', '.join(map(str, launch.threads))}):")
-        return ["@ti.kernel", f"def {fn.name}({self._sig(fn, False)}):", f"    {loop}"]
+        head = ["@ti.kernel", f"def {fn.name}({self._sig(fn, False)}):"]
+        if fn.block_level:        # Taichi's documented pattern: block_dim threads, tid = i % block_dim
+            head.append(f"    ti.loop_config(block_dim={launch.block[0]})")
+        return head + [f"    {loop}"]
 
     def func_header(self, fn):
         ret = ""
@@ -98,10 +106,29 @@ class TaichiTarget(Target):
 
     def load(self, arr, index, t):
         code = f"{arr}[{', '.join(index)}]"
-        return f"ti.cast({code}, ti.i32)" if t.dtype == "i64" else code
+        return f"ti.cast({code}, ti.i32)" if t.dtype in INT_ARRAYS and t.dtype != "i32" else code
 
     def store(self, arr, index, value, t):
+        if t.dtype in INT_ARRAYS and t.dtype not in ("i32", "i64"):
+            value = f"ti.cast({value}, {_ELEM[t.dtype]})"
         return f"{arr}[{', '.join(index)}] = {value}"
+
+    def wrap_index(self, code, extent):
+        return f"ti.select({code} < 0, {code} + {extent}, {code})"
+
+    def shared_array(self, name, shape, elem):
+        return f"{name} = ti.simt.block.SharedArray({tuple(shape)!r}, {_ELEM[elem]})"
+
+    def barrier(self):
+        return "ti.simt.block.sync()"
+
+    def stepped_range(self, var, parts):
+        """Taichi's range takes no step: count the trips as Python's range does (either sign of
+        step) and derive the counter, as a port would write it."""
+        start, stop, step = parts
+        trips = f"ti.max(0, ({stop} - {start} + {step} - ti.select({step} > 0, 1, -1)) // {step})"
+        k = f"_k_{var}"
+        return [f"for {k} in range({trips}):", f"{var} = {start} + {k} * {step}"]
 
     def augmented_store(self, arr, index, op, value):
         if op in ("+", "-"):
@@ -116,7 +143,7 @@ class TaichiTarget(Target):
 
     def atomic(self, op, arr, index, value, t):
         code = f"ti.atomic_{op}({arr}[{', '.join(index)}], {value})"
-        return f"ti.cast({code}, ti.i32)" if t.dtype == "i64" else code     # the old value, an i32 like a load
+        return f"ti.cast({code}, ti.i32)" if t.dtype in INT_ARRAYS and t.dtype != "i32" else code  # an i32, like a load
 
     def min_max(self, name, a, b):
         return f"ti.{name}({a}, {b})"
@@ -149,11 +176,11 @@ def _init(arch: str):
 class TaichiAdapter(Adapter):
     name = "taichi"
     system = "taichi"
-    target = TaichiTarget()
     store_mask = True
 
     def __init__(self, backend):
         super().__init__(backend)
+        self.target = TaichiTarget(block_level=backend.name == "cuda")
         self.ti = _init("cuda" if backend.name == "cuda" else "cpu")
         self._fields: dict[tuple, object] = {}
         from . import taichi_seed
@@ -170,7 +197,7 @@ class TaichiAdapter(Adapter):
             if a.kind == "scalar" and a.differentiable:
                 what = "gradient" if mode == "reverse" else "dual (tangent)"
                 return (f"argument {a.position} ('{a.name}'): a Taichi kernel's scalar argument has no {what} "
-                        "(Active); pass it as a one-element field instead")
+                        f"(Active); pass it as a one-element field instead (see {LIMITS['active_scalar'].taichi_link})")
         return None
 
     def _field(self, role: str, a: Arg):
@@ -179,8 +206,9 @@ class TaichiAdapter(Adapter):
         ti = self.ti
         key = (a.position, role, a.host.dtype.str, a.host.shape)
         if key not in self._fields:
-            dtype = {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64, np.dtype(np.int32): ti.i32,
-                     np.dtype(np.int64): ti.i64}.get(a.host.dtype)
+            dt = a.host.dtype
+            dtype = {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64}.get(dt) or \
+                (getattr(ti, f"{dt.kind}{dt.itemsize * 8}") if dt.kind in "iu" else None)
             if dtype is None:
                 raise UnsupportedError(f"argument {a.position} ('{a.name}'): {a.host.dtype} arrays")
             floating = np.issubdtype(a.host.dtype, np.floating) and role == "primal"
@@ -240,7 +268,8 @@ class TaichiAdapter(Adapter):
                     a.shadows[0][...] = f.dual.to_numpy() - np.where(stored[a.position], a.shadows[0], 0)
         except RuntimeError as exc:
             if "auto_diff" in str(exc) or "Not supported" in str(exc):
-                raise UnsupportedError(f"Taichi's autodiff refuses the kernel ({mode}): {exc}") from exc
+                raise UnsupportedError(f"Taichi's autodiff refuses the kernel ({mode}): {exc} "
+                                       f"(see {LIMITS['ad_control'].taichi_link})") from exc
             raise
         ti.sync()
         for a, f in fields:

@@ -12,15 +12,14 @@ adapter refuses rather than guesses. What the subset holds is listed in docs/eng
 from __future__ import annotations
 
 import ast
-import inspect
 import math
-import textwrap
 import types as pytypes
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import UnsupportedError
+from .limits import MISSING_MATH, refusal
 
 # ----------------------------------------------------------------------------- types
 
@@ -43,14 +42,19 @@ class Tup:
     items: tuple
 
 
+# Integer element types by numpy kind and width: every width numba accepts is an array type in
+# Warp and Taichi; the translated code computes with int32 values (as loads and stores cast).
+INT_ARRAYS = {f"{kind}{bits}" for kind in "iu" for bits in (8, 16, 32, 64)}
+
+
 def dtype_code(dtype) -> str:
     dt = np.dtype(dtype)
     if dt == np.float32:
         return F32
     if dt == np.float64:
         return F64
-    if dt in (np.int32, np.int64, np.int16, np.int8, np.uint32, np.uint8):
-        return "i32" if dt.itemsize <= 4 else "i64"
+    if dt.kind in "iu" and f"{dt.kind}{dt.itemsize * 8}" in INT_ARRAYS:
+        return f"{dt.kind}{dt.itemsize * 8}"
     if dt == np.bool_:
         return BOOL
     raise UnsupportedError(f"arrays of {dt} are outside the adapters' subset")
@@ -73,42 +77,41 @@ def unify(a, b):
 
 # ----------------------------------------------------------------------------- kernel source
 
-from ..engine.frontend import python_function  # noqa: E402  (the engine's own; re-exported for adapter.py)
+# The engine's front end reads the kernel (harness/engine/frontend.py): the same source, the same
+# parse and the same name resolution for the bundled engine and the adapters.
+from ..engine.frontend import (KernelSource, constant, dtype, parse_kernel, python_function,  # noqa: E402
+                               resolve_global)
+
 
 @dataclass
 class Source:
     fn: object
-    name: str
-    file: str
-    tree: ast.FunctionDef
-    globals: dict
+    kernel: KernelSource
 
     @staticmethod
     def of(kernel) -> "Source":
-        fn = python_function(kernel)
-        lines, first = inspect.getsourcelines(fn)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-        ast.increment_lineno(tree, first - 1)
-        fdef = tree.body[0]
-        if not isinstance(fdef, ast.FunctionDef):
-            raise UnsupportedError(f"{fn.__name__} is not a plain function definition",
-                                   file=inspect.getsourcefile(fn), line=first)
-        return Source(fn, fn.__name__, inspect.getsourcefile(fn), fdef, fn.__globals__)
+        return Source(python_function(kernel), parse_kernel(kernel))
 
-    @property
-    def params(self) -> list[str]:
-        return [a.arg for a in self.tree.args.args]
+    name = property(lambda self: self.kernel.name)
+    file = property(lambda self: self.kernel.file)
+    tree = property(lambda self: self.kernel.tree)
+    globals = property(lambda self: self.kernel.globals)
+    params = property(lambda self: self.kernel.params)
 
     def refuse(self, node, what: str) -> UnsupportedError:
-        return UnsupportedError(what, file=self.file, line=getattr(node, "lineno", self.tree.lineno))
+        return self.kernel.unsupported(node, what)
+
+    def lacks(self, node, key: str, system: str, detail: str = "") -> UnsupportedError:
+        """A refusal because `system` lacks a construct (harness/engines/limits.py)."""
+        return refusal(key, system, detail, file=self.file, line=getattr(node, "lineno", self.tree.lineno))
 
     def resolve(self, node):
         """The object a Name or dotted Attribute refers to in the kernel's module, or None."""
         if isinstance(node, ast.Name):
-            if node.id in self.globals:
-                return self.globals[node.id]
-            import builtins
-            return getattr(builtins, node.id, None)
+            try:
+                return resolve_global(self.kernel, node.id)
+            except KeyError:
+                return None
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             return getattr(base, node.attr, None) if base is not None else None
@@ -118,7 +121,7 @@ class Source:
 MATH_FUNCTIONS = {getattr(math, n): n for n in (
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "erf", "erfc", "fabs", "floor", "ceil",
-    "atan2", "hypot", "pow", "lgamma", "copysign", "fmod", "trunc")}
+    "atan2", "hypot", "pow", "lgamma", "copysign", "fmod", "trunc", "cbrt")}
 MATH_FUNCTIONS.update({abs: "abs", min: "min", max: "max"})
 CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, np.int64: INT}
 
@@ -161,6 +164,7 @@ class Function:
     returns: object = None
     lines: list[str] = field(default_factory=list)
     stores: set = field(default_factory=set)     # arrays it stores into with a plain store
+    block_level: bool = False                    # uses block-shared arrays or barriers
 
 
 class Target:
@@ -187,6 +191,15 @@ class Target:
     def body_depth(self, kernel: bool) -> int: return 1
     def return_tuple(self, codes: list[str]) -> str: return "return " + ", ".join(codes)
     def variable_int(self, code: str) -> str: return code
+    def wrap_index(self, code: str, extent: str) -> str:
+        raise NotImplementedError   # numba wraps a negative index around its dimension's extent
+    def shared_array(self, name: str, shape: tuple, elem: str) -> str:
+        raise NotImplementedError   # a block-shared array, or the system's refusal
+    def barrier(self) -> str: raise NotImplementedError
+    def stepped_range(self, var: str, parts: list[str]) -> list[str] | None:
+        return None                 # range(start, stop, step) as is; else the loop's header lines
+    system = "target"          # the key of harness/engines/limits.py
+    block_level = False        # has block-shared arrays and a barrier the adapter maps to
     hoist_locals = False
     single_return = False    # a function returns once, at its end (Taichi: no return inside a non-static if)
     def declare(self, name: str, t) -> str | None: return None
@@ -276,6 +289,14 @@ def _tname(t) -> str:
     return str(t)
 
 
+def _element_type(name: str | None) -> str | None:
+    """A shared array's element type code from the numpy dtype name the front end read."""
+    try:
+        return dtype_code(np.dtype(name)) if name else None
+    except (TypeError, ValueError, UnsupportedError):
+        return None
+
+
 class _Scope:
     """Type inference and emission for one function body."""
 
@@ -288,13 +309,16 @@ class _Scope:
         self.emitting = False
         self.declared: set[str] = set(self.params)
         self.loop_vars: set[str] = set()
+        # integer variables that may hold a negative value (an index from one is wrapped as numba does)
+        self.signed: set[str] = {p.name for p in fn.params if not isinstance(p.type, Arr)}
+        self.shared: dict[str, tuple] = {}        # block-shared arrays: name -> shape
 
     # -------------------------------------------------------------- inference
     def infer(self):
         for _ in range(6):                  # a fixed point over variable types (loops may widen them)
-            before = dict(self.vars)
+            before = (dict(self.vars), set(self.signed))
             self._block(self.src.tree.body, out=None, depth=0)
-            if before == self.vars:
+            if before == (self.vars, self.signed):
                 return
         raise self.src.refuse(self.src.tree, "variable types do not settle")
 
@@ -416,6 +440,11 @@ class _Scope:
     def _assign(self, s, target, value, out, depth):
         src = self.src
         if isinstance(target, ast.Name):
+            if self._shared_call(value):
+                self._declare_shared(s, target.id, value, out, depth)
+                return
+            if not self._nonneg(value):
+                self.signed.add(target.id)
             code, t = self._expr(value)
             if isinstance(t, (Arr, Tup)):
                 raise src.refuse(s, f"{target.id} is bound to an array or tuple (local arrays and array "
@@ -433,10 +462,13 @@ class _Scope:
                 raise src.refuse(s, "tuple assignment to something other than names")
             if self.emitting and self.t.hoist_locals:
                 self.visible[-1].update(names)
-            if isinstance(value, ast.Tuple):
-                if len(value.elts) != len(names):
+            items = self._items(value)
+            if items is not None:
+                if len(items) != len(names):
                     raise src.refuse(s, "tuple assignment of the wrong length")
-                pairs = [self._expr(e) for e in value.elts]
+                nonneg = [self._nonneg(e) for e in value.elts] if isinstance(value, ast.Tuple) else [True] * len(items)
+                self.signed.update(n for n, ok in zip(names, nonneg) if not ok)
+                pairs = items
                 temps = []
                 for k, (n, (code, t)) in enumerate(zip(names, pairs)):
                     self._assign_var(s, n, t)
@@ -447,11 +479,7 @@ class _Scope:
             code, t = self._expr(value)
             if not isinstance(t, Tup) or len(t.items) != len(names):
                 raise src.refuse(s, "tuple assignment from a value that is not a tuple of that length")
-            if isinstance(value, ast.Call) and _cuda_path(src, value.func) == "grid":
-                for k, n in enumerate(names):
-                    self._assign_var(s, n, INT)
-                    self._line(out, depth, f"{n} = {self.t.thread_index(k)}")
-                return
+            self.signed.update(names)
             for n, it in zip(names, t.items):
                 self._assign_var(s, n, it)
                 if self.vars[n] != it:
@@ -461,6 +489,8 @@ class _Scope:
             arr, index, at = self._subscript(target)
             code, t = self._expr(value)
             self._line(out, depth, self.t.store(arr, index, self.t.cast(code, t, at.elem), at))
+            if arr in self.shared:
+                return
             self.fn.stores.add(arr)
             if self.tr.store_mask:
                 if not self.kernel:
@@ -506,10 +536,19 @@ class _Scope:
                 raise src.refuse(s, "range() over a non-integer")
             parts.append(code)
         self._assign_var(s, s.target.id, INT)
+        start_ok = len(it.args) == 1 or self._nonneg(it.args[0])
+        step_ok = len(it.args) < 3 or self._nonneg(it.args[2])      # a step is never 0: > 0 here
+        if not (start_ok and step_ok):
+            self.signed.add(s.target.id)
         self.loop_vars.add(s.target.id)
         if self.emitting and self.t.hoist_locals:
             self.visible[-1].add(s.target.id)
-        self._line(out, depth, f"for {s.target.id} in range({', '.join(parts)}):")
+        header = self.t.stepped_range(s.target.id, parts) if len(parts) == 3 else None
+        if header is None:
+            self._line(out, depth, f"for {s.target.id} in range({', '.join(parts)}):")
+        else:
+            for line in header:
+                self._line(out, depth + (line != header[0]), line)
         self._block(s.body, out, depth + 1)
 
     # -------------------------------------------------------------- expressions
@@ -530,15 +569,85 @@ class _Scope:
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         if len(elts) != at.ndim:
             raise src.refuse(node, f"{node.value.id} has {at.ndim} dimension(s), indexed with {len(elts)}")
+        return node.value.id, self._indices(node, node.value.id, elts), at
+
+    def _indices(self, node, arr: str, elts) -> list[str]:
+        """Index codes; one that may be negative wraps around its extent, as numba does
+        (`im[x - 1]` at x = 0 reads the last row; Warp and Taichi would read out of bounds)."""
         codes = []
-        for e in elts:
+        for k, e in enumerate(elts):
             if isinstance(e, ast.Slice):
-                raise src.refuse(node, "array slices")
+                raise self.src.refuse(node, "array slices")
             code, t = self._expr(e)
             if t != INT:
-                raise src.refuse(node, f"index of type {t}")
-            codes.append(code)
-        return node.value.id, codes, at
+                raise self.src.refuse(node, f"index of type {t}")
+            codes.append(code if self._nonneg(e) else self.t.wrap_index(code, self._extent(arr, k)))
+        return codes
+
+    def _extent(self, arr: str, k: int) -> str:
+        if arr in self.shared:
+            return self.t.literal(self.shared[arr][k], INT)
+        return self.t.shape(arr, k)
+
+    def _nonneg(self, node) -> bool:
+        """Whether an integer expression is provably >= 0 (then its index needs no wrap)."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, int) and node.value >= 0
+        if isinstance(node, ast.Name):
+            if node.id in self.vars:
+                return node.id not in self.signed
+            obj = self.src.resolve(node)
+            return isinstance(obj, int) and obj >= 0
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)):
+            return self._nonneg(node.left) and self._nonneg(node.right)
+        if isinstance(node, ast.IfExp):
+            return self._nonneg(node.body) and self._nonneg(node.orelse)
+        if isinstance(node, ast.Attribute):
+            path = _cuda_path(self.src, node)
+            return bool(path) and path.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim",
+                                                         "warpsize", "laneid") or node.attr in ("size", "ndim")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            return node.value.attr == "shape"
+        if isinstance(node, ast.Subscript) and self._array_name(node.value):
+            return self.vars[node.value.id].dtype[0] == "u"          # an element of an unsigned array
+        if isinstance(node, ast.Call):
+            path = _cuda_path(self.src, node.func)
+            if path in ("grid", "gridsize"):
+                return True
+            obj = self.src.resolve(node.func)
+            if obj in (len, abs):
+                return True
+            if obj is min:
+                return all(self._nonneg(a) for a in node.args)
+            if obj is max:
+                return any(self._nonneg(a) for a in node.args)
+        return False
+
+    def _array_name(self, node) -> str | None:
+        if isinstance(node, ast.Name) and isinstance(self.vars.get(node.id), Arr):
+            return node.id
+        return None
+
+    def _shape_items(self, node) -> list | None:
+        """`a.shape` as one (code, INT) per dimension."""
+        if isinstance(node, ast.Attribute) and node.attr == "shape" and self._array_name(node.value):
+            arr = node.value.id
+            return [(self._extent(arr, k), INT) for k in range(self.vars[arr].ndim)]
+        return None
+
+    def _items(self, node) -> list | None:
+        """A tuple-valued expression as its items' (code, type): a tuple display, `a.shape`,
+        `cuda.grid(n)` and `cuda.gridsize(n)` with n > 1; None for anything else."""
+        if isinstance(node, ast.Tuple):
+            return [self._expr(e) for e in node.elts]
+        shape = self._shape_items(node)
+        if shape is not None:
+            return shape
+        if isinstance(node, ast.Call) and _cuda_path(self.src, node.func) in ("grid", "gridsize"):
+            n = self._dimensions(node)
+            if n > 1:
+                return [self._launch_extent(node, k) for k in range(n)]
+        return None
 
     def _expr(self, node):
         src = self.src
@@ -600,10 +709,10 @@ class _Scope:
             return t.select(c, t.cast(a, ta, u), t.cast(b, tb, u)), u
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-                base = node.value.value
-                if isinstance(base, ast.Name) and isinstance(self.vars.get(base.id), Arr) \
-                        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
-                    return t.shape(base.id, node.slice.value), INT
+                items = self._shape_items(node.value)
+                k = node.slice.value if isinstance(node.slice, ast.Constant) else None
+                if items is not None and isinstance(k, int) and -len(items) <= k < len(items):
+                    return items[k]
                 raise src.refuse(node, "a shape lookup other than array.shape[constant]")
             arr, index, at = self._subscript(node)
             return t.load(arr, index, at), at.elem
@@ -611,6 +720,14 @@ class _Scope:
             path = _cuda_path(src, node)
             if path:
                 return self._cuda_attribute(node, path)
+            arr = self._array_name(node.value)
+            if arr and node.attr == "size":
+                return "(" + " * ".join(self._extent(arr, k) for k in range(self.vars[arr].ndim)) + ")", INT
+            if arr and node.attr == "ndim":
+                return t.literal(self.vars[arr].ndim, INT), INT
+            if arr and node.attr == "shape":
+                items = self._shape_items(node)
+                return "(" + ", ".join(c for c, _ in items) + ",)", Tup(tuple(tt for _, tt in items))
             raise src.refuse(node, f"attribute .{node.attr}")
         if isinstance(node, ast.Call):
             return self._call(node)
@@ -644,6 +761,49 @@ class _Scope:
             raise self.src.refuse(node, f"float {op}")
         return f"({t.cast(a, ta, u)} {op} {t.cast(b, tb, u)})", u
 
+    def _dimensions(self, node) -> int:
+        """n of cuda.grid(n) / cuda.gridsize(n), which must be the launch's dimensionality."""
+        arg = node.args[0] if len(node.args) == 1 else None
+        n = self.src.resolve(arg) if isinstance(arg, ast.Name) else getattr(arg, "value", None)
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise self.src.refuse(node, "cuda.grid(n) with a non-constant n")
+        if n != len(self.tr.launch.threads):
+            raise self.src.refuse(node, f"cuda.grid({n}) in a {len(self.tr.launch.threads)}-D launch")
+        return n
+
+    def _launch_extent(self, node, k: int):
+        """Component k of cuda.grid (the thread's index) or cuda.gridsize (the launch's threads)."""
+        if _cuda_path(self.src, node.func) == "grid":
+            return self.t.thread_index(k), INT
+        return self.t.literal(self.tr.launch.threads[k], INT), INT
+
+    # -------------------------------------------------------------- block-shared arrays
+    def _shared_call(self, value) -> bool:
+        return isinstance(value, ast.Call) and _cuda_path(self.src, value.func) == "shared.array"
+
+    def _declare_shared(self, s, name: str, call, out, depth):
+        t = self.t
+        if not t.block_level:
+            raise self.src.lacks(s, "shared", t.system, "cuda.shared.array")
+        if len(self.tr.launch.threads) != 1:
+            raise self.src.refuse(s, "cuda.shared.array in a multi-dimensional launch (the adapter maps blocks "
+                                     "of 1-D launches only)")
+        # the front end's normal form: cuda.shared.array(SHAPE, 'dtype'), constants folded
+        shape = constant(self.src.kernel, call.args[0]) if len(call.args) == 2 and not call.keywords else None
+        shape = (shape,) if isinstance(shape, int) else shape
+        if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n > 0 for n in shape)):
+            raise self.src.refuse(s, "a shared array's shape must be a constant or a tuple of constants")
+        name_of_dtype = dtype(self.src.kernel, call.args[1])
+        elem = _element_type(name_of_dtype)
+        if elem is None:
+            raise self.src.refuse(s, f"a shared array of dtype {ast.unparse(call.args[1])}")
+        if name in self.vars and self.vars[name] != Arr(elem, len(shape)):
+            raise self.src.refuse(s, f"{name} is rebound")
+        self.vars[name] = Arr(elem, len(shape))
+        self.shared[name] = shape
+        self.fn.block_level = True
+        self._line(out, depth, t.shared_array(name, shape, elem))
+
     def _cuda_attribute(self, node, path):
         L = self.tr.launch
         axis = {"x": 0, "y": 1, "z": 2}
@@ -660,15 +820,15 @@ class _Scope:
             if head == "blockDim":
                 return b, INT
             return self.t.literal(L.grid[k], INT), INT
-        if path == "warpsize":
-            raise self.src.refuse(node, "cuda.warpsize (warp-level programming)")
+        if path in ("warpsize", "laneid"):
+            raise self.src.lacks(node, "warp_intrinsics", self.t.system, f"cuda.{path}")
         raise self.src.refuse(node, f"cuda.{path}")
 
     def _call(self, node, statement: bool = False):
         src, t = self.src, self.t
+        path = _cuda_path(src, node.func)
         if node.keywords:
             raise src.refuse(node, "keyword arguments")
-        path = _cuda_path(src, node.func)
         if path is not None:
             return self._cuda_call(node, path, statement)
         obj = src.resolve(node.func)
@@ -682,7 +842,7 @@ class _Scope:
             return t.cast(code, ts, dst), dst
         if obj is not None and hasattr(obj, "py_func") or isinstance(obj, pytypes.FunctionType):
             if getattr(obj, "__name__", "") == "autodiff" or "autodiff" in getattr(obj, "__module__", ""):
-                raise src.refuse(node, "device-side autodiff (nested AD)")
+                raise src.lacks(node, "nested_ad", t.system, "device-side autodiff (nested AD)")
             args = [self._expr(a) for a in node.args]
             if any(ta is None for _, ta in args):
                 return "0", None
@@ -723,43 +883,46 @@ class _Scope:
 
     def _math_text(self, node, name, codes, u):
         spelling = self.t.math.get(name)
+        if spelling is None and name in MISSING_MATH.get(self.t.system, ()):
+            raise self.src.lacks(node, "math", self.t.system, f"math.{name}")
         if spelling is None:
-            raise self.src.refuse(node, f"math.{name}: {self.t.name} has no such function")
+            raise self.src.refuse(node, f"math.{name} (not translated by the adapter yet)")
         one = self.t.literal(1.0, u)
         return spelling.format(*codes, one=one)
 
     def _cuda_call(self, node, path, statement):
         src, t = self.src, self.t
-        if path == "grid":
-            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant):
-                raise src.refuse(node, "cuda.grid(n) with a non-constant n")
-            n = node.args[0].value
-            if n != len(self.tr.launch.threads):
-                raise src.refuse(node, f"cuda.grid({n}) in a {len(self.tr.launch.threads)}-D launch")
+        if path in ("grid", "gridsize"):
+            n = self._dimensions(node)
+            items = [self._launch_extent(node, k) for k in range(n)]
             if n == 1:
-                return t.thread_index(0), INT
-            return "(" + ", ".join(t.thread_index(k) for k in range(n)) + ")", Tup((INT,) * n)
+                return items[0]
+            return "(" + ", ".join(c for c, _ in items) + ",)", Tup((INT,) * n)
         if path in ("atomic.add", "atomic.sub", "atomic.max", "atomic.min"):
             arr_node, idx_node, val_node = node.args
             if not isinstance(arr_node, ast.Name) or not isinstance(self.vars.get(arr_node.id), Arr):
                 raise src.refuse(node, "an atomic on something other than an array parameter")
             at = self.vars[arr_node.id]
             elts = idx_node.elts if isinstance(idx_node, ast.Tuple) else [idx_node]
-            index = []
-            for e in elts:
-                c, ti = self._expr(e)
-                if ti != INT:
-                    raise src.refuse(node, "an atomic index that is not an integer")
-                index.append(c)
+            if any(self._expr(e)[1] != INT for e in elts):
+                raise src.refuse(node, "an atomic index that is not an integer")
+            index = self._indices(node, arr_node.id, elts)
             code, tv = self._expr(val_node)
             return t.atomic(path.split(".")[1], arr_node.id, index, t.cast(code, tv, at.elem), at), at.elem
         if path == "syncthreads":
-            raise src.refuse(node, f"cuda.syncthreads(): {t.name} kernels have no block-level barrier")
-        if path in ("shared.array", "local.array", "const.array_like"):
-            raise src.refuse(node, f"cuda.{path} ({t.name} kernels have no per-block or per-thread arrays "
-                                   "that the adapter can map to)")
+            if not t.block_level:
+                raise src.lacks(node, "shared", t.system, "cuda.syncthreads()")
+            if len(self.tr.launch.threads) != 1:
+                raise src.refuse(node, "cuda.syncthreads() in a multi-dimensional launch (the adapter maps "
+                                       "blocks of 1-D launches only)")
+            self.fn.block_level = True
+            return t.barrier(), None
+        if path == "shared.array":
+            raise src.refuse(node, "cuda.shared.array outside an assignment to a name")
+        if path in ("local.array", "const.array_like"):
+            raise src.refuse(node, f"cuda.{path} (not translated by the adapter yet)")
         if path.startswith("shfl") or path.startswith("vote") or path in ("laneid", "activemask", "ballot_sync"):
-            raise src.refuse(node, f"cuda.{path} (warp-level intrinsics)")
+            raise src.lacks(node, "warp_intrinsics", t.system, f"cuda.{path}")
         raise src.refuse(node, f"cuda.{path}")
 
 

@@ -24,20 +24,23 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .adapter import Adapter, Arg
-from .translate import BOOL, F32, F64, INT, Arr, Function, LaunchInfo, Target
+from .limits import LIMITS
+from .translate import BOOL, F32, F64, INT, INT_ARRAYS, Arr, Function, LaunchInfo, Target
 
 _SCALAR = {F32: "wp.float32", F64: "wp.float64", INT: "wp.int32", BOOL: "wp.bool"}
-_ELEM = {F32: "wp.float32", F64: "wp.float64", "i32": "wp.int32", "i64": "wp.int64", BOOL: "wp.bool"}
+_ELEM = {F32: "wp.float32", F64: "wp.float64", BOOL: "wp.bool",
+         **{code: f"wp.{'u' if code[0] == 'u' else ''}int{code[1:]}" for code in INT_ARRAYS}}
 
 
 class WarpTarget(Target):
     name = "Warp"
+    system = "warp"
     math = {
         "sin": "wp.sin({0})", "cos": "wp.cos({0})", "tan": "wp.tan({0})", "asin": "wp.asin({0})",
         "acos": "wp.acos({0})", "atan": "wp.atan({0})", "sinh": "wp.sinh({0})", "cosh": "wp.cosh({0})",
         "tanh": "wp.tanh({0})", "exp": "wp.exp({0})", "log": "wp.log({0})", "log2": "wp.log2({0})",
         "log10": "wp.log10({0})", "sqrt": "wp.sqrt({0})", "erf": "wp.erf({0})", "erfc": "wp.erfc({0})",
-        "atan2": "wp.atan2({0}, {1})", "pow": "wp.pow({0}, {1})", "abs": "wp.abs({0})", "fabs": "wp.abs({0})",
+        "atan2": "wp.atan2({0}, {1})", "pow": "wp.pow({0}, {1})", "abs": "wp.abs({0})", "fabs": "wp.abs({0})", "cbrt": "wp.cbrt({0})",
         # Warp has no hypot, log1p or expm1: the port spells them out, as a user porting would.
         "hypot": "wp.sqrt({0} * {0} + {1} * {1})", "log1p": "wp.log({one} + {0})", "expm1": "(wp.exp({0}) - {one})",
     }
@@ -84,12 +87,15 @@ class WarpTarget(Target):
 
     def load(self, arr, index, t):
         code = f"{arr}[{', '.join(index)}]"
-        return f"wp.int32({code})" if t.dtype == "i64" else code
+        return f"wp.int32({code})" if _other_int(t) else code
 
     def store(self, arr, index, value, t):
-        if t.dtype == "i64":
-            value = f"wp.int64({value})"
+        if _other_int(t):
+            value = f"{_ELEM[t.dtype]}({value})"
         return f"{arr}[{', '.join(index)}] = {value}"
+
+    def wrap_index(self, code, extent):
+        return f"wp.where({code} < 0, {code} + {extent}, {code})"
 
     def augmented_store(self, arr, index, op, value):
         if op in ("+", "-"):
@@ -103,8 +109,8 @@ class WarpTarget(Target):
         return f"wp.where({cond}, {a}, {b})"
 
     def atomic(self, op, arr, index, value, t):
-        if t.dtype == "i64":       # Warp wants the array's own type; the old value is an int32 like a load
-            return f"wp.int32(wp.atomic_{op}({arr}, {', '.join(index)}, wp.int64({value})))"
+        if _other_int(t):          # Warp wants the array's own type; the old value is an int32 like a load
+            return f"wp.int32(wp.atomic_{op}({arr}, {', '.join(index)}, {_ELEM[t.dtype]}({value})))"
         return f"wp.atomic_{op}({arr}, {', '.join(index)}, {value})"
 
     def pow(self, a, b):
@@ -134,12 +140,12 @@ class WarpAdapter(Adapter):
     def refuse_mode(self, args: list[Arg], mode: str) -> str | None:
         if mode == "forward":
             return ("Warp has no forward-mode AD: a wp.kernel compiles a primal and an adjoint only "
-                    "(wp.Tape records launches for reverse mode)")
+                    f"(wp.Tape records launches for reverse mode; see {LIMITS['forward'].warp_link})")
         if mode == "reverse":
             for a in args:
                 if a.kind == "scalar" and a.differentiable:
                     return (f"argument {a.position} ('{a.name}'): Warp returns no adjoint for a scalar kernel "
-                            "argument (Active); pass it as a one-element array instead")
+                            f"argument (Active); pass it as a one-element array instead (see {LIMITS['active_scalar'].warp_link})")
         return None
 
     def run(self, module, fname, args, launch, mode):
@@ -176,5 +182,12 @@ class WarpAdapter(Adapter):
 
 
 def _wp_dtype(wp, dtype):
-    return {np.dtype(np.float32): wp.float32, np.dtype(np.float64): wp.float64, np.dtype(np.int32): wp.int32,
-            np.dtype(np.int64): wp.int64, np.dtype(np.bool_): wp.bool}[np.dtype(dtype)]
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return getattr(wp, f"{'u' if dt.kind == 'u' else ''}int{dt.itemsize * 8}")
+    return {np.dtype(np.float32): wp.float32, np.dtype(np.float64): wp.float64, np.dtype(np.bool_): wp.bool}[dt]
+
+
+def _other_int(t: Arr) -> bool:
+    """An integer array whose elements are not the translated code's int32 (loads and stores cast)."""
+    return t.dtype in INT_ARRAYS and t.dtype != "i32"

@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 import jinja2
 from markupsafe import Markup
 
+from harness.core.paths import generated_source_dirs
 from harness.labels import pair_labels
 from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
 from harness.report import svg
@@ -47,12 +48,6 @@ _SOURCE_SUFFIXES = frozenset({".py", ".ptx", ".ll", ".cu", ".txt"})
 _GENERATED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}")
 
 
-def generated_dirs(roots: Iterable[Path]) -> list[Path]:
-    """Where generated sources may be read from: $HARNESS_CACHE_DIR, else each root's
-    .cache/harness/generated (the engine's cache, harness/engine/cache.py)."""
-    env = os.environ.get("HARNESS_CACHE_DIR")
-    dirs = [Path(env)] if env else []
-    return dirs + [Path(root) / ".cache" / "harness" / "generated" for root in roots]
 _LIST_LIMIT = 200                        # runs listed per category / comparison list
 _HTTP_URL = re.compile(r"^https?://[^\s<>\"'`]+$", re.IGNORECASE)
 
@@ -428,7 +423,7 @@ class _SourceReader:
         name = Path(value).name
         if Path(name).suffix.lower() not in _SOURCE_SUFFIXES or not _GENERATED_NAME.fullmatch(name):
             return None, f"not embedded: only generated {', '.join(sorted(_SOURCE_SUFFIXES))} files are"
-        for folder in generated_dirs(self.roots):
+        for folder in generated_source_dirs(self.roots):    # the adapters' folders too
             candidate = folder / name
             try:
                 if not stat.S_ISREG(os.lstat(candidate).st_mode):

@@ -35,11 +35,11 @@ from typing import Callable, Iterator
 
 import yaml
 
+from harness.core.paths import REDUCED_CASES, reduce_work_dir
 from harness.policy import PASSING
 from harness.tools.common import ToolError, case_file_of, load_runs, project_relative, start_backend
 
-WORK_DIR = Path(".cache/harness/reduce")
-DEFAULT_OUTPUT = Path("cases/reduced")
+DEFAULT_OUTPUT = REDUCED_CASES
 
 
 # ----------------------------------------------------------------------------- the signature
@@ -371,7 +371,7 @@ class Reducer:
         self.log = log
         self.budget, self.deadline = budget, time.time() + deadline_s
         self.tried = 0
-        self.work = root / WORK_DIR / f"{run.case.id}-{int(time.time() * 1000) % 10**8}"
+        self.work = reduce_work_dir(root) / f"{run.case.id}-{int(time.time() * 1000) % 10**8}"
         self.work.mkdir(parents=True, exist_ok=True)
         self.best = Candidate(copy.deepcopy(module.function), case)
         self.target: Signature | None = None
