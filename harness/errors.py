@@ -2,5 +2,5 @@
 shares); importable from here as before."""
 from .core.errors import (  # noqa: F401
     ActivityError, CaseError, HarnessError, KernelError, KernelFaultError, LaunchTimeoutError, MixedActivityError,
-    NestedCompilationError, UnsupportedError,
+    NestedCompilationError, UnsupportedError, EngineInternalError,
 )

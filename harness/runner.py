@@ -10,7 +10,6 @@ from __future__ import annotations
 import signal
 import threading
 import time
-import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from .engines import version as engine_version
 from .engines.isolation import OUTCOME_MARK, isolate_engine_runs
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
 from .inputs import HostArg, build_args, load_kernel
+from .tracebacks import format_both_ends
 from .model import ErrorRecord, OracleVerdict, Outcome, Run
 from .strategies import RunContext, strategy_for
 from .judgement import judge_run
@@ -119,7 +119,7 @@ class Runner:
                 verdicts = self._execute(run, outcome)
         except Exception as exc:            # every failure of a run is that run's result alone
             error = exc
-            outcome.error = ErrorRecord(type(exc).__name__, str(exc), traceback=traceback.format_exc(limit=8))
+            outcome.error = ErrorRecord(type(exc).__name__, str(exc), traceback=format_both_ends(exc))
         outcome.oracles = verdicts
         judge_run(outcome, case.expect, run.engine, self.backend.can_launch, verdicts=verdicts, error=error)
         outcome.duration = time.time() - started

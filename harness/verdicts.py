@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import UnsupportedError
+from .errors import EngineInternalError, UnsupportedError
 from .model import Expectation, JobRecord, OracleVerdict
 from .policy import BUG_STATES, ORACLE_STATES
 
@@ -37,6 +37,9 @@ def error_matches(expect: Expectation, error: Exception) -> str | None:
 
 def judge(expect: Expectation, verdicts: list[OracleVerdict], error: Exception | None) -> tuple[str, str]:
     state, message = observed_state(verdicts, error)
+    if isinstance(error, EngineInternalError) and (expect.kind in ("pass", "unsupported") or (
+            expect.kind == "error" and expect.error_type != "EngineInternalError")):
+        return "ERROR", str(error)           # an engine bug is never an expected refusal
     if expect.kind == "pass":
         if isinstance(error, UnsupportedError):
             return "ERROR", f"unexpectedly unsupported: {error}"

@@ -51,6 +51,21 @@ def tile_sums(out, x):
         cuda.atomic.add(out, (i % 2, j % 3), x[i, j])
 
 
+def csr_spmv(out, ptr, cols, vals, x, n):
+    row = cuda.grid(1)
+    if row < n:
+        acc = 0.0
+        for k in range(ptr[row], ptr[row + 1]):
+            acc += vals[k] * x[cols[k]]
+        out[row] = acc
+
+
+def cubic(out, x, c):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = c[0] + x[i] * (c[1] + x[i] * (c[2] + x[i] * c[3]))
+
+
 def finding(out, x, y, c):
     i = cuda.grid(1)
     if i < out.shape[0]:
@@ -102,6 +117,22 @@ def test_new_reads_activities_from_signature_and_body(project):
     plane = case_yaml(analyse(find_function(project / "kernels/mine.py", "plane")), "kernels/mine.py:plane", "plane")
     assert "launch: {threads: [16, 16], block: [8, 8]}" in plane
     assert "shape: [16, 16]" in args_of(plane)["x"]
+
+
+def test_new_types_loop_bound_arrays_as_integers_and_sizes_literal_indexed_arrays(project):
+    spmv = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "csr_spmv")),
+                             "kernels/mine.py:csr_spmv", "csr_spmv"))
+    assert "dtype: int32" in spmv["ptr"] and "activity: const" in spmv["ptr"] and "bounds a loop" in spmv["ptr"]
+    assert "dtype: int32" in spmv["cols"] and "dtype: float64" in spmv["vals"] and "duplicated" in spmv["vals"]
+    assert "dtype: int32" in spmv["n"]
+    assert "shape: [65]" in spmv["ptr"] and "shape: [64]" in spmv["cols"]     # ptr[row + 1] for 64 rows
+    cubic = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "cubic")),
+                              "kernels/mine.py:cubic", "cubic"))
+    assert "shape: [4]" in cubic["c"] and "duplicated" in cubic["c"]      # c[0] .. c[3]: 4 long
+    assert "shape: [64]" in cubic["x"]
+    stencil = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "stencil")),
+                                "kernels/mine.py:stencil", "stencil"))
+    assert "shape: [64]" in stencil["w"]          # indexed by a loop variable: sized as before
 
 
 def test_new_writes_the_case_runs_it_and_prints_the_result(project, capsys):

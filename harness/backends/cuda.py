@@ -14,6 +14,7 @@ def _served_from(dispatcher, seconds) -> str:
 
 class CudaBackend(Backend):
     name = "cuda"
+    negative_strides = False    # numba-cuda's argument packing stops with OverflowError (signature.py)
 
     def __init__(self):
         import os

@@ -64,3 +64,11 @@ class LaunchTimeoutError(HarnessError):
 
 class KernelFaultError(HarnessError):
     """A kernel faulted while running: an out-of-bounds access, an illegal address, a trap."""
+
+
+class EngineInternalError(UnsupportedError):
+    """A bug of the AD engine itself: an exception it did not mean to raise (an IndexError in its
+    lowering, ...), turned into a refusal at its public entry points (harness/engine/guard.py) so
+    that no crash leaves the engine. It is a refusal a caller can catch as UnsupportedError, but its
+    message says it is an engine bug and not a limit, and the verdicts never count it as an expected
+    refusal. The original exception is chained (`__cause__`)."""

@@ -45,6 +45,7 @@ class TargetConfig:
 class Backend:
     name = "base"
     can_launch = True
+    negative_strides = True     # whether a launch can pass an array view with a negative stride
 
     def config(self, fastmath: bool = False, debug: bool = False) -> TargetConfig:
         raise NotImplementedError

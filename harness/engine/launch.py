@@ -24,6 +24,7 @@ from . import coarsen
 from .emit_uniform import FINISH_LANES, SPREAD, slot_count
 from .nested import nested_arrays, uses_autodiff
 from .frontend import parse_kernel, python_function
+from .guard import internal_errors_refused, numba_refusals_named
 from .libm import primal_needs_engine
 from .ir import Loop, Param, file_of, walk
 from .jobs import CompilerJob
@@ -210,9 +211,10 @@ class Engine:
         plan, infos = self.prepare(kernel, config, args, mode)
         if not self.backend.can_launch:
             return LaunchResult(plan=plan)
-        kernel_args, active_out, overflow = self._flatten(infos, mode, plan)
-        if plan.extrema:                      # the winners depend on the values: found before every launch
-            kernel_args += self._find_winners(plan, infos, config)
+        with internal_errors_refused(python_function(kernel), f"packing the arguments of its {mode} launch"):
+            kernel_args, active_out, overflow = self._flatten(infos, mode, plan)
+            if plan.extrema:                  # the winners depend on the values: found before every launch
+                kernel_args += self._find_winners(plan, infos, config)
         width = max([i.width for i in infos] + [1])
         entry = CachedLaunch(self.backend, plan, config, kernel_args, active_out, overflow, width)
         if not plan.extrema and described is not None:
@@ -261,13 +263,18 @@ class Engine:
         if plan.extrema:
             raise UnsupportedError("bind: atomic max/min kernels find their winners before every launch; "
                                    "use Engine.launch")
-        kernel_args, active_out, _ = self._flatten(infos, mode, plan)
+        with internal_errors_refused(python_function(kernel), f"packing the arguments of its {mode} launch"):
+            kernel_args, active_out, _ = self._flatten(infos, mode, plan)
         return BoundLaunch(self.backend, plan, config, kernel_args, active_out)
 
     def prepare(self, kernel, config: LaunchConfig, args, mode: str):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         fn = python_function(kernel)
+        with internal_errors_refused(fn, f"preparing its {mode} launch"):
+            return self._prepare(fn, config, args, mode)
+
+    def _prepare(self, fn, config: LaunchConfig, args, mode: str):
         params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         infos = classify(self.backend, params, tuple(args), mode)
         if mode != "primal":
@@ -302,7 +309,8 @@ class Engine:
             if uses_autodiff(src) or primal_needs_engine(src, params):
                 return self._build_nested(src, infos, params, config, job, key)
             sig = tuple(numba_type(i) for i in infos)
-            compiled = self.backend.compile(fn, sig, target)
+            with numba_refusals_named(fn):
+                compiled = self.backend.compile(fn, sig, target)
             return Plan(mode, compiled, key, job, ptx=compiled if isinstance(compiled, str) else None)
         st = run_passes(PassState(src, params, infos, mode, config.shape, job, self.seams, self.options),
                         verify_ir=self.verify_ir)

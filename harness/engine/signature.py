@@ -77,6 +77,7 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
             if act != "const" and dtype == "float16":
                 raise fail("float16 arrays cannot be differentiated (derivative registers are float32 or "
                            f"float64); pass '{name}' as float32, or mark it const")
+            refuse_negative_strides(backend, value, fail)
             if act in ("duplicated", "duplicated_no_need"):
                 info.shadows = (ann.shadow,)
             elif act == "batch_duplicated":
@@ -89,6 +90,8 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
             # A shadow may be laid out unlike its primal (a Fortran-ordered gradient of a C-ordered
             # array): each is compiled with its own layout, or a kernel typed for a C-ordered shadow
             # would index a Fortran-ordered one as if it were C-ordered.
+            for sh in info.shadows:
+                refuse_negative_strides(backend, sh, fail, "its shadow")
             info.shadow_layouts = tuple(array_layout(sh) for sh in info.shadows)
         elif isinstance(value, _SCALAR_TYPES):
             dtype = _scalar_dtype(value)
@@ -162,6 +165,20 @@ def _member_info(backend, pos: int, name: str, value) -> ArgInfo:
     raise KernelError(f"argument {pos}: member {name} is of type {describe_type(value)}, which this "
                       "launcher cannot pass (device arrays, real scalars and tuples of them only)",
                       argument=pos, param=name.split("[")[0])
+
+
+def refuse_negative_strides(backend, arr, fail, what: str = "it") -> None:
+    """A view with a negative stride (`x[::-1]`) on a backend whose launches cannot pass one:
+    numba-cuda's own dispatcher refuses it the same way (its argument packing stores strides as
+    unsigned sizes and stops with `OverflowError: value too large`), so the launch contract refuses
+    it first, naming the argument, instead of leaking that error from deep in the packing."""
+    strides = getattr(arr, "strides", None) or ()
+    if getattr(backend, "negative_strides", True) or not any(s < 0 for s in strides):
+        return
+    raise fail(f"{what} is a view with negative strides {tuple(strides)} (bytes), e.g. x[::-1]; numba.cuda's own "
+               f"dispatcher cannot pass such an array to a kernel either (its argument packing fails with "
+               f"'OverflowError: value too large'); pass a copy (cupy.ascontiguousarray) or index backwards "
+               f"inside the kernel", KernelError)
 
 
 def array_layout(arr) -> str:

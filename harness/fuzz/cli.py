@@ -24,6 +24,11 @@ def add_fuzz_parser(subparsers) -> None:
                    help="skip the seeds that --log already holds (a campaign stopped early, or split over machines)")
     p.add_argument("--summarize", default=None, metavar="LOG", help="print the counts of a --log file, run nothing")
     p.add_argument("--show", type=int, default=None, metavar="SEED", help="print one seed's kernel and case, run nothing")
+    p.add_argument("--syntax", action="store_true",
+                   help="the syntax fuzzer instead (harness/fuzz/syntax.py): kernels in the whole numba.cuda "
+                        "dialect, forward and reverse built (not run); any exception but a refusal is a crash")
+    p.add_argument("--backend", default=None, choices=("ptx", "sim"),
+                   help="with --syntax: ptx (default; numba's compile decides which kernels are valid) or sim")
     p.set_defaults(func=run_fuzz)
 
 
@@ -59,6 +64,9 @@ def run_fuzz(args) -> int:
     if args.count < 1 or args.jobs < 1:
         print("harness fuzz: --count and --jobs must be >= 1", file=sys.stderr)
         return 2
+    if args.syntax:
+        from .syntax import run_syntax_fuzz
+        return run_syntax_fuzz(args)
     if args.summarize:
         from .campaign import summarize_log
         print(summarize_log(Path(args.summarize)).summary())

@@ -4,8 +4,10 @@ The arguments are read from the kernel's signature and body:
 
 - a parameter that is subscripted, or whose `.shape`/`.size` is read, is an array; its rank is the
   most indices it is subscripted with; one that is only written is initialised to zeros;
-- an array used inside another array's index (`x[idx[i]]`) is an integer array: Const, `arange`
-  (every index valid);
+- an array used inside another array's index (`x[idx[i]]`) or in a loop's bounds
+  (`range(ptr[i], ptr[i + 1])`) is an integer array: Const, `arange` (every index valid);
+- a 1-D array indexed only by literals (`c[0]` .. `c[3]`) is as long as the largest plus one;
+  one read at `i + k` (`ptr[row + 1]`) is k longer than the launch;
 - a scalar compared with a thread index, used in `range(...)`, in an index or in `int(...)` is an
   integer: Const (a bound compared with the thread index gets the launch size, a `range` count 4,
   an index offset 1);
@@ -39,6 +41,9 @@ class ArgGuess:
     read: bool = False
     written: bool = False
     role: str = ""                        # why an integer scalar is one: bound | count | offset
+    constant_length: int | None = None    # 1-D and only ever indexed by literals: the largest + 1
+    variable_index: bool = False          # indexed by anything but a literal somewhere
+    past_end: int = 0                     # read at `i + k` (literal k): k elements past the launch size
     why: list[str] = field(default_factory=list)
 
 
@@ -92,6 +97,13 @@ def analyse(fn: ast.FunctionDef) -> KernelGuess:
             arg.kind = "array"
             index = node.slice
             arg.ndim = max(arg.ndim, len(index.elts) if isinstance(index, ast.Tuple) else 1)
+            if isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0:
+                arg.constant_length = max(arg.constant_length or 0, index.value + 1)
+            else:
+                arg.variable_index = True
+                if isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add) \
+                        and isinstance(index.right, ast.Constant) and type(index.right.value) is int:
+                    arg.past_end = max(arg.past_end, index.right.value)     # ptr[row + 1]
             if isinstance(node.ctx, ast.Store):
                 arg.written = True
             else:
@@ -128,6 +140,12 @@ def analyse(fn: ast.FunctionDef) -> KernelGuess:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("range", "int"):
             for name in set().union(*(_names(a) for a in node.args)) & scalars if node.args else ():
                 roles[name].add("count" if node.func.id == "range" else "offset")
+            if node.func.id == "range":       # range(ptr[i], ptr[i + 1]): an array of loop bounds
+                for inner in (n for a in node.args for n in ast.walk(a)):
+                    if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name) \
+                            and guesses.get(inner.value.id, ArgGuess("")).kind == "array":
+                        guesses[inner.value.id].integer = True
+                        guesses[inner.value.id].why.append("bounds a loop")
         elif isinstance(node, ast.Compare) and _names(node) & thread_names:
             for name in _names(node) & scalars:
                 roles[name].add("bound")
@@ -186,6 +204,10 @@ def case_yaml(guess: KernelGuess, kernel_ref: str, case_id: str) -> str:
             shape = [n] * arg.ndim if guess.dims == 2 or arg.ndim > 1 else [max(n, guess.shared_size or 0)]
             if guess.dims == 2 and arg.ndim == 1:
                 shape = [n]
+            if arg.ndim == 1 and arg.past_end > 0:
+                shape = [shape[0] + arg.past_end]   # ptr[row + 1] for every row: one longer
+            if arg.ndim == 1 and arg.constant_length and not arg.variable_index:
+                shape = [arg.constant_length]   # c[0] .. c[3] only: 4 long, as the kernel reads it
             if arg.integer:
                 body = f"{{array: {{shape: {shape}, dtype: int32, init: arange}}, activity: const}}"
                 why = f"integer array ({', '.join(dict.fromkeys(arg.why))})"
