@@ -311,3 +311,24 @@ def _drop_loop_jacobian(seams):
         probe="cases/taichi-8356-accumulate.yaml::reverse")
 def _untaped_write_after_read(seams):
     return seams.replace(mark_taped_loads=lambda ir: None)
+
+
+# --- issue 23, item 5: the self-test's blind spots
+
+@mutant("loop-index-unit-step",
+        "the reverse sweep rebuilds a counted loop's variable as start + r, forgetting the step "
+        "(right only for step 1), where it restores taped registers and where it recomputes",
+        "seams.emitters['loop-index']",
+        probe="cases/loop-offset-stride.yaml::taped-reverse")
+def _loop_index_unit_step(seams):
+    from .engine.syntax import atom
+    return seams.replace(emitters={"loop-index": lambda em, s, iteration: f"{atom(s.start)} + {iteration}"})
+
+
+@mutant("loop-index-zero-start",
+        "the reverse sweep rebuilds a counted loop's variable as r * step, as if every loop "
+        "started at 0, where it restores taped registers and where it recomputes",
+        "seams.emitters['loop-index']",
+        probe="cases/loop-offset-stride.yaml::reverse")
+def _loop_index_zero_start(seams):
+    return seams.replace(emitters={"loop-index": lambda em, s, iteration: f"{iteration} * {s.step}"})
