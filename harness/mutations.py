@@ -332,3 +332,45 @@ def _loop_index_unit_step(seams):
         probe="cases/loop-offset-stride.yaml::reverse")
 def _loop_index_zero_start(seams):
     return seams.replace(emitters={"loop-index": lambda em, s, iteration: f"{iteration} * {s.step}"})
+
+
+def _scalars_by_type(key):
+    """A launch description with every number replaced by its type alone."""
+    if isinstance(key, tuple):
+        if len(key) == 2 and isinstance(key[0], type) and isinstance(key[1], (bool, int, float, np.generic)):
+            return (key[0],)
+        return tuple(_scalars_by_type(k) for k in key)
+    return key
+
+
+@mutant("launch-cache-ignores-scalars",
+        "Engine.launch's call-site cache describes a scalar argument by its type, not its value: "
+        "a repeated launch with a new scalar runs the launch packed with the old one",
+        "seams.launch_fingerprint",
+        probe="cases/program-rescale-twice.yaml::primal")
+def _launch_cache_ignores_scalars(seams):
+    original = seams.launch_fingerprint
+
+    def fingerprint(args):
+        described = original(args)
+        return None if described is None else _scalars_by_type(described)
+
+    return seams.replace(launch_fingerprint=fingerprint)
+
+
+@mutant("alias-check-shadows-only",
+        "the engine's aliasing refusal checks shadows against everything but never two primals: "
+        "two Duplicated arguments on one buffer (one memory cell, two shadows) are differentiated "
+        "as independent arrays",
+        "seams.check_arguments",
+        probe="cases/alias-nested-autodiff.yaml::two-shadows-primal")
+def _alias_check_shadows_only(seams):
+    original = seams.check_arguments
+
+    def check_arguments(buffers):
+        shadows = [b for b in buffers if b.role != "primal"]
+        for b in buffers:
+            if b.role == "primal":
+                original([b] + shadows)
+
+    return seams.replace(check_arguments=check_arguments)
