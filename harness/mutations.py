@@ -347,7 +347,7 @@ def _scalars_by_type(key):
         "Engine.launch's call-site cache describes a scalar argument by its type, not its value: "
         "a repeated launch with a new scalar runs the launch packed with the old one",
         "seams.launch_fingerprint",
-        probe="cases/program-rescale-twice.yaml::primal")
+        probe="cases/program-rescale-twice.yaml::primal", changes_source=False)
 def _launch_cache_ignores_scalars(seams):
     original = seams.launch_fingerprint
 
@@ -363,7 +363,7 @@ def _launch_cache_ignores_scalars(seams):
         "two Duplicated arguments on one buffer (one memory cell, two shadows) are differentiated "
         "as independent arrays",
         "seams.check_arguments",
-        probe="cases/alias-nested-autodiff.yaml::two-shadows-primal")
+        probe="cases/alias-nested-autodiff.yaml::two-shadows-primal", changes_source=False)
 def _alias_check_shadows_only(seams):
     original = seams.check_arguments
 
@@ -374,3 +374,15 @@ def _alias_check_shadows_only(seams):
                 original([b] + shadows)
 
     return seams.replace(check_arguments=check_arguments)
+
+
+@mutant("any-uniform-grid-step",
+        "the grid-stride recognition accepts any uniform step, not only the grid's thread count: "
+        "a block-stride loop's elements are claimed thread-owned (plain `+=` adjoints, no "
+        "cross-thread write-after-read refusal)",
+        "seams.owned_arrays (grid_step)",
+        probe="cases/grid-stride-loop.yaml::block-stride-reverse")
+def _any_uniform_grid_step(seams):
+    from .engine.ownership import THREAD_SYMBOLS
+    uniform = lambda step: not any(k in THREAD_SYMBOLS for k in step)   # noqa: E731
+    return seams.replace(owned_arrays=functools.partial(seams.owned_arrays, grid_step=uniform))

@@ -49,3 +49,11 @@ def half_grid_stride(x, y):
     while i < x.size:
         y[i] = y[i] * x[i]
         i += cuda.gridsize(1) // 2
+
+
+def block_stride_in_place(x, y):
+    """A block-stride loop (the step is blockDim.x, not the grid's thread count): thread t of
+    block 1 reaches the elements thread t of block 0 updates in its second iteration."""
+    for i in range(cuda.grid(1), x.size, cuda.blockDim.x):
+        y[i] = y[i] * x[i]
+
