@@ -386,3 +386,14 @@ def _any_uniform_grid_step(seams):
     from .engine.ownership import THREAD_SYMBOLS
     uniform = lambda step: not any(k in THREAD_SYMBOLS for k in step)   # noqa: E731
     return seams.replace(owned_arrays=functools.partial(seams.owned_arrays, grid_step=uniform))
+
+
+@mutant("prefetch-ignores-outside",
+        "a block's thread-owned shadow reads are issued early (in the forward sweep) even when a "
+        "statement outside the block touches the array: the read misses what the reverse of a "
+        "later block wrote into the shadow",
+        "seams.emitters['hoist-prefetch']",
+        probe="cases/prefetch-outside-block.yaml::reverse")
+def _prefetch_ignores_outside(seams):
+    return seams.replace(emitters={"hoist-prefetch": functools.partial(seams.emitters["hoist-prefetch"],
+                                                                       outside_blocks=False)})
