@@ -397,3 +397,22 @@ def _any_uniform_grid_step(seams):
 def _prefetch_ignores_outside(seams):
     return seams.replace(emitters={"hoist-prefetch": functools.partial(seams.emitters["hoist-prefetch"],
                                                                        outside_blocks=False)})
+
+
+@mutant("coarsen-physical-gridsize",
+        "a block-coarsened reverse kernel reads cuda.gridsize as the physical (capped) grid's "
+        "thread count instead of the real launch's: a grid-stride loop in a virtual block visits "
+        "other threads' elements",
+        "seams.emitters['virtual-index']",
+        probe="cases/coarsened-reverse.yaml::grid-stride-gridsize-reverse")
+def _coarsen_physical_gridsize(seams):
+    original = seams.emitters["virtual-index"]
+
+    def virtual_index(e):
+        kind, _, axis = e.name.partition(".")
+        if kind == "gsize":
+            a = "xyz"[int(axis)]
+            return f"cuda.gridDim.{a} * cuda.blockDim.{a}"
+        return original(e)
+
+    return seams.replace(emitters={"virtual-index": virtual_index})

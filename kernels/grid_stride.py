@@ -57,3 +57,15 @@ def block_stride_in_place(x, y):
     for i in range(cuda.grid(1), x.size, cuda.blockDim.x):
         y[i] = y[i] * x[i]
 
+
+
+def grid_stride_sum(out, alpha, x):
+    """Each thread sums x[i]^2 (x[i] read twice) over its grid-stride elements, scaled by an
+    Active alpha: the reverse kernel ends in alpha's reduction, so it is block-coarsened, and
+    cuda.gridsize must be the real launch's thread count, not the capped physical grid's."""
+    g = cuda.grid(1)
+    acc = 0.0
+    for i in range(g, x.size, cuda.gridsize(1)):
+        acc += x[i] * x[i]
+    if g < out.shape[0]:
+        out[g] = alpha * acc
