@@ -416,3 +416,18 @@ def _coarsen_physical_gridsize(seams):
         return original(e)
 
     return seams.replace(emitters={"virtual-index": virtual_index})
+
+
+@mutant("drop-tangent-atomic",
+        "forward mode's tangent of an atomic add is a plain `+=` on the shadow: threads that add "
+        "to one element at once lose tangent updates",
+        "seams.emitters['tangent-atomic']",
+        probe="cases/contended-adjoint.yaml::forward-atomic-forward", race=True)
+def _drop_tangent_atomic(seams):
+    from .engine.emit_parallel import atomic_index
+
+    def tangent_atomic(em, s):
+        for j in em.lanes():
+            em.line(f"{em.d(s.array, j)}[{atomic_index(em, s.index)}] += {em.d(s.value, j)}")
+
+    return seams.replace(emitters={"tangent-atomic": tangent_atomic})

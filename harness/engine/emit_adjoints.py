@@ -4,7 +4,7 @@ emitters too. ADJOINT_EMITTERS is the default registry; an engine takes another 
 (`em`, emit_state.py) and the statement."""
 from __future__ import annotations
 
-from . import (coarsen, emit_extrema, emit_loop_jacobian, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reverse,
+from . import (coarsen, emit_extrema, emit_forward, emit_loop_jacobian, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reverse,
                emit_uniform)
 from .analysis import SHUFFLES
 from .emit_state import EmitState
@@ -173,5 +173,5 @@ ADJOINT_EMITTERS = {
     # shared steps
     "accumulate": accumulate, "replay-iteration": replay_iteration, "tape-index": tape_index,
     "block-sum": block_sum, "loop-jacobian": emit_loop_jacobian.adjoint, "loop-index": loop_index,
-    "hoist-prefetch": emit_prefetch.hoist_prefetch, "virtual-index": coarsen.special_text,
+    "hoist-prefetch": emit_prefetch.hoist_prefetch, "virtual-index": coarsen.special_text, "tangent-atomic": emit_forward.tangent_atomic,
 }
