@@ -347,7 +347,7 @@ def _scalars_by_type(key):
         "Engine.launch's call-site cache describes a scalar argument by its type, not its value: "
         "a repeated launch with a new scalar runs the launch packed with the old one",
         "seams.launch_fingerprint",
-        probe="cases/program-rescale-twice.yaml::primal", changes_source=False)
+        probe="cases/program-rescale-twice.yaml::primal-float64", changes_source=False)
 def _launch_cache_ignores_scalars(seams):
     original = seams.launch_fingerprint
 
@@ -381,7 +381,7 @@ def _alias_check_shadows_only(seams):
         "a block-stride loop's elements are claimed thread-owned (plain `+=` adjoints, no "
         "cross-thread write-after-read refusal)",
         "seams.owned_arrays (grid_step)",
-        probe="cases/grid-stride-loop.yaml::block-stride-reverse")
+        probe="cases/grid-stride-loop.yaml::block-stride-reverse", changes_source=False)
 def _any_uniform_grid_step(seams):
     from .engine.ownership import THREAD_SYMBOLS
     uniform = lambda step: not any(k in THREAD_SYMBOLS for k in step)   # noqa: E731
