@@ -311,3 +311,123 @@ def _drop_loop_jacobian(seams):
         probe="cases/taichi-8356-accumulate.yaml::reverse")
 def _untaped_write_after_read(seams):
     return seams.replace(mark_taped_loads=lambda ir: None)
+
+
+# --- issue 23, item 5: the self-test's blind spots
+
+@mutant("loop-index-unit-step",
+        "the reverse sweep rebuilds a counted loop's variable as start + r, forgetting the step "
+        "(right only for step 1), where it restores taped registers and where it recomputes",
+        "seams.emitters['loop-index']",
+        probe="cases/loop-offset-stride.yaml::taped-reverse")
+def _loop_index_unit_step(seams):
+    from .engine.syntax import atom
+    return seams.replace(emitters={"loop-index": lambda em, s, iteration: f"{atom(s.start)} + {iteration}"})
+
+
+@mutant("loop-index-zero-start",
+        "the reverse sweep rebuilds a counted loop's variable as r * step, as if every loop "
+        "started at 0, where it restores taped registers and where it recomputes",
+        "seams.emitters['loop-index']",
+        probe="cases/loop-offset-stride.yaml::reverse")
+def _loop_index_zero_start(seams):
+    return seams.replace(emitters={"loop-index": lambda em, s, iteration: f"{iteration} * {s.step}"})
+
+
+def _scalars_by_type(key):
+    """A launch description with every number replaced by its type alone."""
+    if isinstance(key, tuple):
+        if len(key) == 2 and isinstance(key[0], type) and isinstance(key[1], (bool, int, float, np.generic)):
+            return (key[0],)
+        return tuple(_scalars_by_type(k) for k in key)
+    return key
+
+
+@mutant("launch-cache-ignores-scalars",
+        "Engine.launch's call-site cache describes a scalar argument by its type, not its value: "
+        "a repeated launch with a new scalar runs the launch packed with the old one",
+        "seams.launch_fingerprint",
+        probe="cases/program-rescale-twice.yaml::primal-float64", changes_source=False)
+def _launch_cache_ignores_scalars(seams):
+    original = seams.launch_fingerprint
+
+    def fingerprint(args):
+        described = original(args)
+        return None if described is None else _scalars_by_type(described)
+
+    return seams.replace(launch_fingerprint=fingerprint)
+
+
+@mutant("alias-check-shadows-only",
+        "the engine's aliasing refusal checks shadows against everything but never two primals: "
+        "two Duplicated arguments on one buffer (one memory cell, two shadows) are differentiated "
+        "as independent arrays",
+        "seams.check_arguments",
+        probe="cases/alias-nested-autodiff.yaml::two-shadows-primal", changes_source=False)
+def _alias_check_shadows_only(seams):
+    original = seams.check_arguments
+
+    def check_arguments(buffers):
+        shadows = [b for b in buffers if b.role != "primal"]
+        for b in buffers:
+            if b.role == "primal":
+                original([b] + shadows)
+
+    return seams.replace(check_arguments=check_arguments)
+
+
+@mutant("any-uniform-grid-step",
+        "the grid-stride recognition accepts any uniform step, not only the grid's thread count: "
+        "a block-stride loop's elements are claimed thread-owned (plain `+=` adjoints, no "
+        "cross-thread write-after-read refusal)",
+        "seams.owned_arrays (grid_step)",
+        probe="cases/grid-stride-loop.yaml::block-stride-reverse", changes_source=False)
+def _any_uniform_grid_step(seams):
+    from .engine.ownership import THREAD_SYMBOLS
+    uniform = lambda step: not any(k in THREAD_SYMBOLS for k in step)   # noqa: E731
+    return seams.replace(owned_arrays=functools.partial(seams.owned_arrays, grid_step=uniform))
+
+
+@mutant("prefetch-ignores-outside",
+        "a block's thread-owned shadow reads are issued early (in the forward sweep) even when a "
+        "statement outside the block touches the array: the read misses what the reverse of a "
+        "later block wrote into the shadow",
+        "seams.emitters['hoist-prefetch']",
+        probe="cases/prefetch-outside-block.yaml::reverse")
+def _prefetch_ignores_outside(seams):
+    return seams.replace(emitters={"hoist-prefetch": functools.partial(seams.emitters["hoist-prefetch"],
+                                                                       outside_blocks=False)})
+
+
+@mutant("coarsen-physical-gridsize",
+        "a block-coarsened reverse kernel reads cuda.gridsize as the physical (capped) grid's "
+        "thread count instead of the real launch's: a grid-stride loop in a virtual block visits "
+        "other threads' elements",
+        "seams.emitters['virtual-index']",
+        probe="cases/coarsened-reverse.yaml::grid-stride-gridsize-reverse")
+def _coarsen_physical_gridsize(seams):
+    original = seams.emitters["virtual-index"]
+
+    def virtual_index(e):
+        kind, _, axis = e.name.partition(".")
+        if kind == "gsize":
+            a = "xyz"[int(axis)]
+            return f"cuda.gridDim.{a} * cuda.blockDim.{a}"
+        return original(e)
+
+    return seams.replace(emitters={"virtual-index": virtual_index})
+
+
+@mutant("drop-tangent-atomic",
+        "forward mode's tangent of an atomic add is a plain `+=` on the shadow: threads that add "
+        "to one element at once lose tangent updates",
+        "seams.emitters['tangent-atomic']",
+        probe="cases/contended-adjoint.yaml::forward-atomic-forward", race=True)
+def _drop_tangent_atomic(seams):
+    from .engine.emit_parallel import atomic_index
+
+    def tangent_atomic(em, s):
+        for j in em.lanes():
+            em.line(f"{em.d(s.array, j)}[{atomic_index(em, s.index)}] += {em.d(s.value, j)}")
+
+    return seams.replace(emitters={"tangent-atomic": tangent_atomic})

@@ -49,3 +49,23 @@ def half_grid_stride(x, y):
     while i < x.size:
         y[i] = y[i] * x[i]
         i += cuda.gridsize(1) // 2
+
+
+def block_stride_in_place(x, y):
+    """A block-stride loop (the step is blockDim.x, not the grid's thread count): thread t of
+    block 1 reaches the elements thread t of block 0 updates in its second iteration."""
+    for i in range(cuda.grid(1), x.size, cuda.blockDim.x):
+        y[i] = y[i] * x[i]
+
+
+
+def grid_stride_sum(out, alpha, x):
+    """Each thread sums x[i]^2 (x[i] read twice) over its grid-stride elements, scaled by an
+    Active alpha: the reverse kernel ends in alpha's reduction, so it is block-coarsened, and
+    cuda.gridsize must be the real launch's thread count, not the capped physical grid's."""
+    g = cuda.grid(1)
+    acc = 0.0
+    for i in range(g, x.size, cuda.gridsize(1)):
+        acc += x[i] * x[i]
+    if g < out.shape[0]:
+        out[g] = alpha * acc

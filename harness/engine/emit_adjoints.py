@@ -4,11 +4,12 @@ emitters too. ADJOINT_EMITTERS is the default registry; an engine takes another 
 (`em`, emit_state.py) and the statement."""
 from __future__ import annotations
 
-from . import emit_extrema, emit_loop_jacobian, emit_loops, emit_parallel, emit_primal, emit_reverse, emit_uniform
+from . import (coarsen, emit_extrema, emit_forward, emit_loop_jacobian, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reverse,
+               emit_uniform)
 from .analysis import SHUFFLES
 from .emit_state import EmitState
 from .ir import Assign, Atomic, Barrier, If, Load, Loop, Prim, Store, walk
-from .syntax import costly, index_text, partial_text
+from .syntax import atom, costly, index_text, partial_text
 
 # The reverse sweep emits each statement's adjoint with the emitter registered for its kind
 # (statement_kind); a few shared steps are emitters too. ADJOINT_EMITTERS is the default registry;
@@ -152,6 +153,12 @@ def tape_index(em: EmitState, s: Loop) -> str:
     return f"_r{s.id}"
 
 
+def loop_index(em: EmitState, s: Loop, iteration: str) -> str:
+    """A counted loop's variable in iteration `iteration` (0-based), as the reverse sweep and a
+    recomputed loop's replay rebuild it: start + iteration * step."""
+    return f"{atom(s.start)} + {iteration} * {s.step}"
+
+
 def block_sum(em: EmitState, target: str, index: str, value: str) -> str:
     """The statement adding one block's sum into an Active scalar's or a uniform read's slot."""
     return f"cuda.atomic.add({target}, {index}, {value})"
@@ -165,5 +172,6 @@ ADJOINT_EMITTERS = {
     "assign": adjoint_assign,
     # shared steps
     "accumulate": accumulate, "replay-iteration": replay_iteration, "tape-index": tape_index,
-    "block-sum": block_sum, "loop-jacobian": emit_loop_jacobian.adjoint,
+    "block-sum": block_sum, "loop-jacobian": emit_loop_jacobian.adjoint, "loop-index": loop_index,
+    "hoist-prefetch": emit_prefetch.hoist_prefetch, "virtual-index": coarsen.special_text, "tangent-atomic": emit_forward.tangent_atomic,
 }

@@ -24,8 +24,7 @@ def forward(em: EmitState, stmts):
         elif emit_extrema.is_extremum(em, s):
             emit_extrema.extremum_tangent(em, s)
         elif isinstance(s, Atomic) and s.array in em.diff_arrays and em.is_varied(s.value):
-            for j in em.lanes():
-                em.line(f"cuda.atomic.{s.op}({em.d(s.array, j)}, {emit_parallel.atomic_index(em, s.index)}, {em.d(s.value, j)})")
+            em.emitters["tangent-atomic"](em, s)
         if isinstance(s, Assign) and s.target in em.varied:
             for j in em.lanes():
                 em.line(f"{em.d(s.target, j)} = {tangent(em, s, j)}")
@@ -33,6 +32,13 @@ def forward(em: EmitState, stmts):
             for j in em.lanes():
                 value = em.d(s.value, j) if em.is_varied(s.value) else "0"
                 em.line(f"{em.d(s.array, j)}[{index_text(s.index)}] = {value}")
+
+
+def tangent_atomic(em: EmitState, s: Atomic):
+    """The tangent of an atomic add: the same atomic on the shadow (threads contend for it as for
+    the primal's target)."""
+    for j in em.lanes():
+        em.line(f"cuda.atomic.{s.op}({em.d(s.array, j)}, {emit_parallel.atomic_index(em, s.index)}, {em.d(s.value, j)})")
 
 
 def forward_phis(em: EmitState, phis, side: int):

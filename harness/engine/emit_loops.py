@@ -203,7 +203,7 @@ def rerun_iterations(em: EmitState, s: Loop, count: str):
     em.line(f"for {j} in range({count}):")
     em.depth += 1
     if s.kind == "for":
-        em.line(f"{s.var} = {atom(s.start)} + {j} * {s.step}")
+        em.line(f"{s.var} = {em.emitters['loop-index'](em, s, j)}")
     rerun_block(em, s.header)
     rerun_block(em, s.body)
     carry_moves(em, s, tangents=False)
@@ -264,7 +264,7 @@ def reverse_loop(em: EmitState, s: Loop):
     tape = em.emitters["tape-index"](em, s)
     restore_registers(em, s, tape)
     if s.kind == "for":
-        em.line(f"{s.var} = {atom(s.start)} + {r} * {s.step}")
+        em.line(f"{s.var} = {em.emitters['loop-index'](em, s, r)}")
     em.emitters["replay-iteration"](em, s, tape)
     carried = {reg for reg, _ in s.carried}
     local = sorted(v for v in em.varied if v in assigned_in(em, s) and v not in carried)

@@ -13,17 +13,18 @@ def index_names(em: EmitState, stmts) -> set[str]:
     return {a for _, index in prefetch_plan(em, stmts) for a in index if isinstance(a, str)}
 
 
-def hoist_prefetch(em: EmitState, stmts):
+def hoist_prefetch(em: EmitState, stmts, outside_blocks: bool = True):
     """Issue this block's shadow reads in the forward sweep as soon as every index they need is
     computed (at the latest before its first primal store), when nothing outside this block
     touches those arrays (statements after the block are reversed first and could write the
     shadow); the reverse sweep then uses the registers. The forward sweep writes no shadow, so
     an early read sees what a late one would. Issued with the block's first loads, their latency
     overlaps the primal's work, as in a hand-written adjoint, instead of stalling the thread
-    between its forward and reverse sweeps."""
+    between its forward and reverse sweeps. `outside_blocks`: check the arrays' accesses outside
+    this block (always, but for the mutation self-test's planted bug)."""
     plan = prefetch_plan(em, stmts)
     mine = {id(t) for t in stmts}
-    outside = {array_of(t) for t in walk(em.ir.body) if id(t) not in mine} - {None}
+    outside = {array_of(t) for t in walk(em.ir.body) if id(t) not in mine} - {None} if outside_blocks else set()
     if index_names(em, stmts) <= em.defined and not any(array in outside for array, _ in plan):
         em.early_prefetch[id(stmts)] = emit_prefetch(em, stmts)
     else:

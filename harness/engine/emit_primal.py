@@ -51,7 +51,7 @@ def primal(em: EmitState, s):
         else:
             em.line(call + em.comment_line(s.line))
     elif isinstance(s, Assign):
-        text = coarsen.special_text(s.expr) if em.virtual_blocks and isinstance(s.expr, Special) else expr_text(s.expr)
+        text = em.emitters["virtual-index"](s.expr) if em.virtual_blocks and isinstance(s.expr, Special) else expr_text(s.expr)
         em.line(f"{s.target} = {text}")
     elif isinstance(s, Store):
         if s.array not in em.sig.skip_store:

@@ -15,7 +15,7 @@ def reverse_replay(em: EmitState, stmts):
     need = emit_prefetch.index_names(em, stmts) if em.taping and id(stmts) not in em.early_prefetch else None
     for s in stmts:
         if need is not None and need <= em.defined and id(stmts) not in em.early_prefetch:
-            emit_prefetch.hoist_prefetch(em, stmts)      # as soon as the shadow reads' indices exist
+            em.emitters["hoist-prefetch"](em, stmts)      # as soon as the shadow reads' indices exist
         if isinstance(s, Loop):
             if em.taping:
                 emit_loops.loop_sweep(em, s, stores=True)
@@ -31,14 +31,14 @@ def reverse_replay(em: EmitState, stmts):
                                 lambda: (reverse_replay(em, s.orelse), primal_phis(em, s.phis, 2)))
         else:
             if em.taping and isinstance(s, Store) and id(stmts) not in em.early_prefetch:
-                emit_prefetch.hoist_prefetch(em, stmts)
+                em.emitters["hoist-prefetch"](em, stmts)
             emit_primal.primal(em, s)
             if isinstance(s, Assign):
                 em.defined.add(s.target)
                 if em.taping:
                     emit_adjoints.hoist_partials(em, s)
     if em.taping and id(stmts) not in em.early_prefetch:
-        emit_prefetch.hoist_prefetch(em, stmts)
+        em.emitters["hoist-prefetch"](em, stmts)
 
 
 def primal_phis(em: EmitState, phis, side: int):

@@ -19,7 +19,7 @@ from ..core.target import default_backend
 from ..core.errors import KernelFaultError, UnsupportedError
 from .ownership import LaunchShape
 from .cache import load_function, write_module
-from .memory import argument_buffers, check_arguments, check_nested_aliasing
+from .memory import argument_buffers, check_nested_aliasing
 from . import coarsen
 from .emit_uniform import FINISH_LANES, SPREAD, slot_count
 from .nested import nested_arrays, uses_autodiff
@@ -28,7 +28,6 @@ from .guard import internal_errors_refused, numba_refusals_named
 from .libm import primal_needs_engine
 from .ir import Loop, Param, file_of, walk
 from .jobs import CompilerJob
-from .launch_cache import fingerprint
 from .options import EngineOptions
 from .pipeline import AUTODIFF_KERNEL_PASSES, PassState, run_passes, verify_by_default
 from .seams import Seams, default_seams
@@ -197,7 +196,7 @@ class Engine:
         argument packing: the cached, already packed launch runs again."""
         site = (kernel, mode, config)
         sites = self._sites
-        described = fingerprint(args)
+        described = self.seams.launch_fingerprint(args)
         options = tuple(vars(self.options).values())
         try:
             cached = sites.get(site)
@@ -278,7 +277,7 @@ class Engine:
         params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         infos = classify(self.backend, params, tuple(args), mode)
         if mode != "primal":
-            check_arguments(argument_buffers(infos))
+            self.seams.check_arguments(argument_buffers(infos))
         # everything a plan's decisions depend on: the function itself (not its id, which a new
         # function may reuse), activities and types, batch width, the launch shape (ownership and
         # the cross-thread checks), and the engine options (tape size, nested configuration, ...)
@@ -290,7 +289,8 @@ class Engine:
             plan = self._build(fn, infos, config, mode, key)
             self._plans[key] = plan
         if plan.nested_arrays:
-            check_nested_aliasing(plan.nested_arrays, {i.name: i.value for i in infos})
+            check_nested_aliasing(plan.nested_arrays, {i.name: i.value for i in infos},
+                                  check=self.seams.check_arguments)
         return plan, infos
 
     def _source(self, fn):

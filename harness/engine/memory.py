@@ -145,16 +145,18 @@ def argument_buffers(infos) -> list[Buffer]:
     return out
 
 
-def check_nested_aliasing(calls, values: dict) -> None:
+def check_nested_aliasing(calls, values: dict, check=None) -> None:
     """Device-side autodiff calls: the arrays one call passes (primals and shadows, by kernel
     parameter) follow the same rule as a launch's. `calls` holds, per call, (function name, call site,
-    ((position, parameter, role, kernel array, differentiable), ...))."""
+    ((position, parameter, role, kernel array, differentiable), ...)). `check`: the engine's
+    check_arguments (its seam; this module's when None)."""
+    check = check or check_arguments
     for fname, site, arrays in calls:
         local = {}                    # kernel-allocated arrays: one stand-in allocation per name
         buffers = [Buffer(pos, name, role, values[array] if array in values else
                           local.setdefault(array, np.empty(1)), diff) for pos, name, role, array, diff in arrays]
         try:
-            check_arguments(buffers)
+            check(buffers)
         except ActivityError as exc:
             raise ActivityError(f"{site}: autodiff of {fname}: {exc}", argument=exc.argument,
                                 param=exc.param) from None

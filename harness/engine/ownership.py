@@ -34,8 +34,10 @@ def _fold(form: dict) -> dict:
     return form
 
 
-def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
-    """Each integer SSA value as {symbol: coefficient} ('1' for the constant term), or None."""
+def affine_forms(ir: KernelIR, grid_step=None) -> dict[str, dict | None]:
+    """Each integer SSA value as {symbol: coefficient} ('1' for the constant term), or None.
+    `grid_step`: which step forms make a counter a grid-stride counter (is_grid_step when None)."""
+    grid_step = grid_step or is_grid_step
     forms: dict[str, dict | None] = {p.name: {p.name: 1} for p in ir.params if p.kind == "scalar"}
     if ir.param_forms is not None:
         forms.update({p.name: ir.param_forms.get(p.name) for p in ir.params if p.kind == "scalar"})
@@ -61,7 +63,7 @@ def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
                 # registers change every iteration, so do the loop variable and what derives
                 # from them: iteration k of one thread may meet iteration k' of another
                 for reg, end in s.carried:
-                    forms[reg] = _grid_stride_form(s, reg, end, form_of)
+                    forms[reg] = _grid_stride_form(s, reg, end, form_of, grid_step)
                 if s.var:
                     forms[s.var] = None
                 visit(s.header)
@@ -74,7 +76,12 @@ def affine_forms(ir: KernelIR) -> dict[str, dict | None]:
 GRID_SIZE_X = ({"gsize.0": 1}, {"bdim.x*gdim.x": 1})
 
 
-def _grid_stride_form(loop: Loop, reg: str, end, form_of) -> dict | None:
+def is_grid_step(step: dict) -> bool:
+    """A counter's step (its form) is +-G, the launch's thread count along x."""
+    return step in GRID_SIZE_X or {k: -v for k, v in step.items()} in GRID_SIZE_X
+
+
+def _grid_stride_form(loop: Loop, reg: str, end, form_of, grid_step=is_grid_step) -> dict | None:
     """A grid-stride counter: starts at +-gx + uniform terms and advances by +-G per iteration,
     G = gridDim.x * blockDim.x, the launch's thread count along x. Thread t's values are then
     congruent to +-t (mod G), distinct for the G threads, so the counter stays injective in the
@@ -101,7 +108,7 @@ def _grid_stride_form(loop: Loop, reg: str, end, form_of) -> dict | None:
         return None
     if update.expr.op == "sub":
         step = {k: -v for k, v in step.items()}
-    if step not in GRID_SIZE_X and {k: -v for k, v in step.items()} not in GRID_SIZE_X:
+    if not grid_step(step):
         return None
     return {**start, f"stride{loop.id}": 1}
 
@@ -239,15 +246,15 @@ def visit_guarded(ir: KernelIR, forms: dict, fn, pins: frozenset = frozenset()) 
     visit(ir.body, pins)
 
 
-def owned_arrays(ir: KernelIR, launch: LaunchShape) -> set[str]:
+def owned_arrays(ir: KernelIR, launch: LaunchShape, grid_step=None) -> set[str]:
     """Arrays whose elements are each touched by one thread only: each element of their adjoint
     is then updated by a single thread, so plain `+=` is race-free, and no thread can read what
     another writes. Reasoned over index sets: the accesses of different threads are disjoint when
     one index coordinate (or a few) is the same thread-injective function of the thread id in
     every access, whatever the other coordinates are (`pos[i, 0]`, `pos[i, 1]`; `x[k, j + 1] =
     f(x[k, j])` in a loop of thread k), and a guard `if i == 0:` around every access pins that
-    axis to one thread. Pins must be the same for every access."""
-    forms = affine_forms(ir)
+    axis to one thread. Pins must be the same for every access. `grid_step`: as for affine_forms."""
+    forms = affine_forms(ir, grid_step)
     owned = {p.name for p in ir.local_arrays if p.kind == "local"}    # private to each thread
     shared = {p.name for p in ir.local_arrays if p.kind == "shared"}
     for array, accesses in _accesses(ir, forms).items():

@@ -6,6 +6,9 @@
 - `emitters`: the reverse sweep's adjoint emitter per statement kind, and its shared steps
   (emit_adjoints.ADJOINT_EMITTERS; emit_adjoints.statement_kind says which statement gets which);
 - `owned_arrays`, `mark_taped_loads`: the analyses that decide atomics and taping (ownership.py, analysis.py);
+- `launch_fingerprint`: what Engine.launch's per-call-site cache compares (launch_cache.fingerprint);
+- `check_arguments`: the refusal of aliased or self-overlapping arrays at a launch and at each
+  device-side autodiff call (memory.check_arguments);
 - `option_defaults`: engine option values that replace EngineOptions' defaults (a case's own
   `engine:` options still win).
 
@@ -25,6 +28,8 @@ class Seams:
     emitters: Mapping[str, Callable]
     owned_arrays: Callable
     mark_taped_loads: Callable
+    launch_fingerprint: Callable
+    check_arguments: Callable
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def replace(self, *, rules: Mapping | None = None, emitters: Mapping | None = None,
@@ -44,5 +49,8 @@ def default_seams() -> Seams:
     from .analysis import mark_taped_loads
     from .ownership import owned_arrays
     from .emit_adjoints import ADJOINT_EMITTERS
+    from .launch_cache import fingerprint
+    from .memory import check_arguments
     return Seams(rules=MappingProxyType(rules.PARTIALS), emitters=MappingProxyType(ADJOINT_EMITTERS),
-                 owned_arrays=owned_arrays, mark_taped_loads=mark_taped_loads)
+                 owned_arrays=owned_arrays, mark_taped_loads=mark_taped_loads,
+                 launch_fingerprint=fingerprint, check_arguments=check_arguments)
