@@ -5,6 +5,12 @@ Licence: BSD-2-Clause (SPDX header of the file; LICENSE of the repository)
 Path: numba_cuda/numba/cuda/tests/cudapy/test_blackscholes.py
 Edits: cnd_cuda and the kernel, defined inside the test method, are moved to module level with
 their eager signatures (float64) as written; the module constants are the file's.
+
+Edit for the harness (not the engine): the kernel's eager signature is kept as a comment and the
+kernel is decorated with plain @cuda.jit (compiled lazily for the same argument types). An eagerly
+compiled kernel binds to a CUDA context at import, and the project's compile-only ptx tier, which
+runs without a GPU, then fails to import the module (CudaSupportError at the decorator, through
+harness/inputs.py import_file). Restore the published decorator once that tier can import it.
 """
 # SPDX-FileCopyrightText: Copyright (c) 2025 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
 # SPDX-License-Identifier: BSD-2-Clause
@@ -38,17 +44,18 @@ def cnd_cuda(d):
     return ret_val
 
 
-@cuda.jit(
-    void(
-        double[:],
-        double[:],
-        double[:],
-        double[:],
-        double[:],
-        double,
-        double,
-    )
-)
+# published: @cuda.jit(
+#     void(
+#         double[:],
+#         double[:],
+#         double[:],
+#         double[:],
+#         double[:],
+#         double,
+#         double,
+#     )
+# )
+@cuda.jit
 def black_scholes_cuda(callResult, putResult, S, X, T, R, V):
     i = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
     if i >= S.shape[0]:

@@ -6,6 +6,12 @@ Path: numba_cuda/numba/cuda/tests/cudapy/test_laplace.py
 Edits: get_max and the kernel, defined inside the test method, are moved to module level with
 their eager signatures as written; tpb, which the file sets to 4 under the simulator and to 16
 otherwise, is the simulator's 4 on every backend, so the case has one shape.
+
+Edit for the harness (not the engine): the kernel's eager signature is kept as a comment and the
+kernel is decorated with plain @cuda.jit (compiled lazily for the same argument types). An eagerly
+compiled kernel binds to a CUDA context at import, and the project's compile-only ptx tier, which
+runs without a GPU, then fails to import the module (CudaSupportError at the decorator, through
+harness/inputs.py import_file). Restore the published decorator once that tier can import it.
 """
 # SPDX-FileCopyrightText: Copyright (c) 2025 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
 # SPDX-License-Identifier: BSD-2-Clause
@@ -25,7 +31,8 @@ def get_max(a, b):
         return b
 
 
-@cuda.jit(void(float64[:, :], float64[:, :], float64[:, :]))
+# published: @cuda.jit(void(float64[:, :], float64[:, :], float64[:, :]))
+@cuda.jit
 def jocabi_relax_core(A, Anew, error):
     err_sm = cuda.shared.array(SM_SIZE, dtype=float64)
 

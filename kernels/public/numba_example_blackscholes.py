@@ -6,6 +6,12 @@ Licence: BSD-2-Clause (LICENSE of the repository)
 Path: examples/blackscholes/blackscholes_cuda.py
 Edits: the import of the CPU versions (from blackscholes_numba import ...) is dropped: that module
 sits next to the example and the kernels do not use it. The kernels are unchanged.
+
+Edit for the harness (not the engine): the kernel's eager signature is kept as a comment and the
+kernel is decorated with plain @cuda.jit (compiled lazily for the same argument types). An eagerly
+compiled kernel binds to a CUDA context at import, and the project's compile-only ptx tier, which
+runs without a GPU, then fails to import the module (CudaSupportError at the decorator, through
+harness/inputs.py import_file). Restore the published decorator once that tier can import it.
 """
 from __future__ import print_function
 
@@ -42,7 +48,8 @@ def cnd_cuda(d):
 # that occupies more than one line.  The following decorator should
 # comply with PEP 8, and not go past the 79-th column.
 
-@cuda.jit("(double[:], double[:], double[:], double[:], double[:], double, double)")
+# published: @cuda.jit("(double[:], double[:], double[:], double[:], double[:], double, double)")
+@cuda.jit
 def black_scholes_cuda(callResult, putResult, S, X,
                        T, R, V):
     #    S = stockPrice

@@ -7,6 +7,12 @@ Edits: two, because numba-cuda 0.30 no longer accepts the 2014 API: `from numba 
 `from numba import cuda, f8` (the star import no longer brings `cuda`), and the decorator's
 `argtypes=[f8[:,:], f8[:,:], f8[:,:]]` keyword is the same signature written positionally,
 `cuda.jit("void(f8[:,:], f8[:,:], f8[:,:])")`. The kernel body is unchanged.
+
+Edit for the harness (not the engine): the kernel's eager signature is kept as a comment and the
+kernel is decorated with plain @cuda.jit (compiled lazily for the same argument types). An eagerly
+compiled kernel binds to a CUDA context at import, and the project's compile-only ptx tier, which
+runs without a GPU, then fails to import the module (CudaSupportError at the decorator, through
+harness/inputs.py import_file). Restore the published decorator once that tier can import it.
 """
 import numpy as np
 import time
@@ -15,7 +21,8 @@ from numba import cuda, f8
 
 # NOTE: CUDA kernel does not return any value
 
-@cuda.jit("void(f8[:,:], f8[:,:], f8[:,:])")
+# published: @cuda.jit("void(f8[:,:], f8[:,:], f8[:,:])")
+@cuda.jit
 def jocabi_relax_core(A, Anew, error):
     n = A.shape[0]
     m = A.shape[1]
