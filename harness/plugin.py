@@ -339,11 +339,12 @@ class RunItem(pytest.Item):
             records = log.since(first) if log is not None else []
             self.user_properties.append((PROFILE_KEY, run_record(records, outcome.timings, outcome.duration)))
         from .policy import pytest_result
-        shown = pytest_result(outcome.state, self.run.case.expect.strict)
+        shown = pytest_result(outcome.state, self.run.case.expect.strict, self.run.engine)
         if shown == "xfailed":
             pytest.xfail(outcome.message)
         if shown == "skipped":
-            pytest.skip(outcome.message)
+            engine = "" if self.run.engine == "bundled" else f"{self.run.engine}: "
+            pytest.skip(f"{engine}{outcome.message}")
         if shown == "failed":
             raise RunFailure(outcome)
 
