@@ -225,6 +225,22 @@ def _case_dir(path: Path) -> bool:
     return path.suffix in (".yaml", ".yml") and "cases" in path.parts
 
 
+REDUCED_FOLDER = ("cases", "reduced")       # `harness reduce` writes there (harness/tools/reduce.py)
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    """Reduced cases are one-off reproducers: `pytest cases` leaves cases/reduced/ out, naming the
+    folder or a file in it (`pytest cases/reduced`) runs them."""
+    if tuple(collection_path.parts[-2:]) != REDUCED_FOLDER or not collection_path.is_dir():
+        return None
+    started = Path(config.invocation_params.dir)
+    for arg in config.args:
+        named = (started / str(arg).split("::")[0]).resolve()
+        if named == collection_path.resolve() or named.is_relative_to(collection_path.resolve()):
+            return None
+    return True
+
+
 def pytest_collect_file(file_path: Path, parent):
     if _case_dir(file_path):
         return CaseFile.from_parent(parent, path=file_path)

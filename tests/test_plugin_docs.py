@@ -37,3 +37,29 @@ def test_variants_inherit_replace_or_drop_the_per_engine_expectations(tmp_path):
     for line in ("same:      {launch: {threads: 32}}", "none:      {engines: {}}",
                  "warp-only: {engines: {warp: {expect: pass}}}"):
         assert line in doc
+
+
+def test_reduced_cases_are_collected_only_when_named(tmp_path):
+    """`harness reduce` writes to cases/reduced/; a later `pytest cases` leaves them out."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "kernels").mkdir()
+    shutil.copy(ROOT / "kernels" / "elementwise.py", tmp_path / "kernels")
+    (tmp_path / "cases" / "reduced").mkdir(parents=True)
+    one = CASE.split("variants:")[0].replace("engines: {warp", "modes: [forward]\ndtypes: [float32]\nengines: {warp")
+    (tmp_path / "cases" / "main.yaml").write_text(one)
+    (tmp_path / "cases" / "reduced" / "r.yaml").write_text(one.replace("id: inherit", "id: reduced-one"))
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.plugin"]\n')
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+
+    def collected(*args):
+        done = subprocess.run([sys.executable, "-m", "pytest", *args, "--backend", "sim", "--co", "-q",
+                               "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True)
+        return [line for line in done.stdout.splitlines() if "::" in line]
+
+    assert collected("cases") == ["cases/main.yaml::forward-float32"]
+    assert collected("cases/reduced") == ["cases/reduced/r.yaml::forward-float32"]
+    assert collected("cases/reduced/r.yaml") == ["cases/reduced/r.yaml::forward-float32"]
