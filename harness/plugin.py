@@ -359,8 +359,8 @@ class RunItem(pytest.Item):
         if shown == "xfailed":
             pytest.xfail(outcome.message)
         if shown == "skipped":
-            engine = "" if self.run.engine == "bundled" else f"{self.run.engine}: "
-            pytest.skip(f"{engine}{outcome.message}")
+            named = self.run.engine == "bundled" or outcome.message.startswith(self.run.engine)
+            pytest.skip(outcome.message if named else f"{self.run.engine}: {outcome.message}")
         if shown == "failed":
             raise RunFailure(outcome)
 
