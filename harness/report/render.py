@@ -252,9 +252,9 @@ class RunView:
 
     @property
     def where(self) -> str:
-        """The backend, preceded by the engine when it is not the bundled one."""
-        engine = engine_of(self.outcome)
-        return self.outcome.backend if engine == DEFAULT_ENGINE else f"{engine} \u00b7 {self.outcome.backend}"
+        """The engine and the backend of the run (the bundled engine named too: a case can pass in
+        one engine and fail in another, and the entry says which it is)."""
+        return f"{engine_of(self.outcome)} \u00b7 {self.outcome.backend}"
 
     @property
     def chip(self) -> str:
