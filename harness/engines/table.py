@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
         return 0
     full = args.results[0].with_suffix(".compat.md")
     full.write_text(markdown(runs))
-    print(summary(runs, full, args.report), end="")
+    print(summary(runs, full, [r for r in args.report if Path(r).is_file()]), end="")   # those written
     return 0
 
 
