@@ -1,6 +1,8 @@
 """A readable account of a failed run, for pytest's failure output and the command line."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from .labels import pair_labels
 from .model import Outcome
 
@@ -9,9 +11,22 @@ def _num(x) -> str:
     return f"{x: .6g}" if isinstance(x, (int, float)) else str(x)
 
 
+def _engine(o: Outcome) -> str:
+    """Which engine failed (the same case can pass in one and fail in another)."""
+    return f"{o.engine} {o.engine_version}".strip() if o.engine_version else o.engine
+
+
+def _relative(path: str) -> str:
+    """A path as the reader can type it: relative to the directory they ran from when inside it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(path)
+
+
 def explain_outcome(o: Outcome) -> str:
     lines = [f"{o.state}: {o.case_id} [{o.mode}{'-' + o.dtype if o.dtype else ''}"
-             f"{', variant ' + o.variant if o.variant else ''}] on {o.backend}",
+             f"{', variant ' + o.variant if o.variant else ''}] on {o.backend}, engine {_engine(o)}",
              f"  kernel: {o.kernel}"]
     if o.title:
         lines.append(f"  {o.title}")
@@ -32,6 +47,6 @@ def explain_outcome(o: Outcome) -> str:
             tail = o.error.traceback.strip().splitlines()[-6:]
             lines += ["    " + t for t in tail]
     for mode, path in o.sources.items():
-        lines.append(f"  generated {mode} kernel: {path}")
+        lines.append(f"  generated {mode} kernel: {_relative(path)}")
     lines.append(f"  reproduce: {o.repro}")
     return "\n".join(lines)

@@ -67,6 +67,27 @@ def pytest_addoption(parser):
                     help="print where the suite's time went at the end (per worker: start-up, collection, "
                          "backend start; per run: phases; every kernel compiled, loaded or reused); with a "
                          "path, also write it there as JSON (harness/suite_profile.py)")
+    group.addoption("--mutant", default=None, metavar="NAME",
+                    help="plant one of the AD bugs of harness/mutations.py in the bundled engine for this "
+                         "session (the README tour's failure step; `harness mutate --list` names them)")
+    parser.addini("harness_root", default="",
+                  help="the project root that case files name kernels relative to, and where reports/ and "
+                       ".cache/ go (relative to the ini file; default: pytest's rootdir, or the directory "
+                       "pytest was started in when the rootdir has no kernels/ folder)")
+
+
+def project_root(config) -> Path:
+    """Where kernels/, reports/ and .cache/ are: the `harness_root` ini option, else pytest's rootdir,
+    else (a directory with no ini file: `pytest cases` makes cases/ the rootdir) the directory pytest
+    was started in. Installed as a pytest11 plugin the harness serves any project this way."""
+    configured = config.getini("harness_root")
+    if configured:
+        base = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
+        return (base / configured).resolve()
+    root, started = Path(config.rootpath), Path(config.invocation_params.dir)
+    if not (root / "kernels").is_dir() and (started / "kernels").is_dir() and root.is_relative_to(started):
+        return started.resolve()
+    return root.resolve()
 
 
 def _is_controller(config) -> bool:
@@ -90,6 +111,7 @@ def pytest_configure(config):
     from .backends import announce
     config.stash[STATE] = PluginState(name, engines, announce(config.getoption("backend"), name))
     config.addinivalue_line("markers", "harness_case: a run of a YAML case")
+    _check_mutant(config)
     if _is_controller(config):
         _steal_work_by_default(config)
         config.stash[_OUTPUT] = _make_output(config, name)
@@ -151,11 +173,33 @@ def _check_start(config) -> str:
     from .backends import cupy_available, resolve, run_timeout_from_env
     chosen = getattr(config, "workerinput", {}).get(WORKER_BACKEND_KEY)    # a worker: the controller's
     name = chosen or resolve(config.getoption("backend"))
-    if name == "cuda" and _is_controller(config) and not cupy_available():
-        raise ValueError("--backend cuda needs cupy, which is not installed (pip install .[gpu]); "
-                         "use --backend sim or ptx without a GPU")
+    if name == "cuda" and _is_controller(config):
+        from .backends.cuda_check import cuda_unavailable_reason
+        reason = cuda_unavailable_reason(cupy_available())
+        if reason:
+            raise ValueError(reason)
     run_timeout_from_env()
     return name
+
+
+def _check_mutant(config) -> None:
+    name = config.getoption("mutant")
+    if name is None:
+        return
+    from .mutations import get_mutant
+    try:
+        get_mutant(name)
+    except KeyError as exc:
+        raise pytest.UsageError(f"--mutant: {exc.args[0]}") from None
+
+
+def _seams(config):
+    """The engine parts of this session: a planted bug's with --mutant, else the engine's own."""
+    name = config.getoption("mutant")
+    if name is None:
+        return None
+    from .mutations import get_mutant
+    return get_mutant(name).seams()
 
 
 def _make_output(config, backend):
@@ -166,9 +210,9 @@ def _make_output(config, backend):
                      or getattr(option, "maxfail", 0))
     cwd = Path(config.invocation_params.dir)
     args = [str(a) for a in config.args]
-    output = SessionOutput(root=Path(config.rootpath), cwd=cwd, backend=backend,
+    output = SessionOutput(root=project_root(config), cwd=cwd, backend=backend,
                            results=config.getoption("results"), html=config.getoption("html"),
-                           scope=session_scope(Path(config.rootpath), cwd, args, selecting),
+                           scope=session_scope(project_root(config), cwd, args, selecting),
                            command=["pytest", *map(str, config.invocation_params.args)])
     try:
         output.check()
@@ -181,6 +225,22 @@ def _case_dir(path: Path) -> bool:
     return path.suffix in (".yaml", ".yml") and "cases" in path.parts
 
 
+REDUCED_FOLDER = ("cases", "reduced")       # `harness reduce` writes there (harness/tools/reduce.py)
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    """Reduced cases are one-off reproducers: `pytest cases` leaves cases/reduced/ out, naming the
+    folder or a file in it (`pytest cases/reduced`) runs them."""
+    if tuple(collection_path.parts[-2:]) != REDUCED_FOLDER or not collection_path.is_dir():
+        return None
+    started = Path(config.invocation_params.dir)
+    for arg in config.args:
+        named = (started / str(arg).split("::")[0]).resolve()
+        if named == collection_path.resolve() or named.is_relative_to(collection_path.resolve()):
+            return None
+    return True
+
+
 def pytest_collect_file(file_path: Path, parent):
     if _case_dir(file_path):
         return CaseFile.from_parent(parent, path=file_path)
@@ -191,7 +251,7 @@ class CaseFile(pytest.File):
     def collect(self):
         from .cases import expand_runs, load_case_file
         from .errors import CaseError
-        root = Path(self.config.rootpath)
+        root = project_root(self.config)
         try:
             cases = load_case_file(self.path, root, seen_ids=self.config.stash.setdefault(_CASE_IDS, {}), cache=True)
         except Exception as error:
@@ -272,7 +332,7 @@ def _get_session(config):
         from .session import Session
         clock = config.stash[_CLOCK]
         clock.start("backend_start_s")            # numba, cupy and the CUDA context load here
-        config.stash[_SESSION] = Session(Path(config.rootpath), backend_name(config))
+        config.stash[_SESSION] = Session(project_root(config), backend_name(config), seams=_seams(config))
         clock.stop("backend_start_s")
     return config.stash[_SESSION]
 
@@ -287,17 +347,20 @@ class RunItem(pytest.Item):
         log = getattr(getattr(session.backend, "compiles", None), "log", None)
         first = len(log.records) if log is not None else 0
         outcome = session.execute(self.run)
+        if self.config.getoption("mutant"):            # the bug is part of how to reproduce it
+            outcome.repro += f" --mutant {self.config.getoption('mutant')}"
         self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
         if _profiling(self.config):
             from .suite_profile import PROFILE_KEY, run_record
             records = log.since(first) if log is not None else []
             self.user_properties.append((PROFILE_KEY, run_record(records, outcome.timings, outcome.duration)))
         from .policy import pytest_result
-        shown = pytest_result(outcome.state, self.run.case.expect.strict)
+        shown = pytest_result(outcome.state, self.run.case.expect.strict, self.run.engine)
         if shown == "xfailed":
             pytest.xfail(outcome.message)
         if shown == "skipped":
-            pytest.skip(outcome.message)
+            named = self.run.engine == "bundled" or outcome.message.startswith(self.run.engine)
+            pytest.skip(outcome.message if named else f"{self.run.engine}: {outcome.message}")
         if shown == "failed":
             raise RunFailure(outcome)
 

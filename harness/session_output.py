@@ -133,7 +133,23 @@ class SessionOutput:
                                 f"results: {self._show(self.results_path)}")
             except Exception as exc:
                 lines.insert(0, f"sessions index not written: {type(exc).__name__}: {exc}")
+        elif self._inside_project(self.results_path):       # a named file: listed on the index too
+            try:
+                sessions.register_named_output(
+                    self.reports_dir, self.root, results=self.results_path, html=self.report_path,
+                    session=self.session, backend=self.backend, command=self.command,
+                    exitstatus=exitstatus, counts=counts)
+                index = sessions.write_index(self.reports_dir)
+                lines.insert(0, f"listed in {self._show(index)}; results: {self._show(self.results_path)}")
+            except Exception as exc:
+                lines.insert(0, f"sessions index not written: {type(exc).__name__}: {exc}")
         self.summary = [self._relative_summary(line) for line in lines]
+
+    def _inside_project(self, path: Path) -> bool:
+        try:
+            return Path(path).resolve().is_relative_to(self.root.resolve())
+        except OSError:
+            return False
 
     def _counts(self) -> dict:
         from harness.report.compare import latest_by_key

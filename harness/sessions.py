@@ -158,6 +158,61 @@ def _row(info: SessionInfo, reports_dir: Path) -> str:
             f'<td><a href="{html.escape(results)}">results</a></td></tr>')
 
 
+NAMED_DIR = "named"                # reports/named/<file>.json: sessions written to --results FILE
+
+
+def _named_entry_path(reports_dir: Path, results: Path, root: Path) -> Path:
+    try:
+        key = results.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        key = results.resolve().as_posix()
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)[:200]
+    return Path(reports_dir) / NAMED_DIR / f"{safe}.json"
+
+
+def register_named_output(reports_dir: Path, root: Path, *, results: Path, html: Path | None, session: str,
+                          backend: str, command: list, exitstatus: int, counts: dict) -> Path:
+    """A session that wrote to a named file (`--results reports/sim.jsonl --html reports/sim.html`,
+    as tox does) is listed on the index too: one small entry per results file, the latest session's."""
+    from harness.results import atomic_write_text
+    path = _named_entry_path(reports_dir, results, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"results": str(results.resolve()), "html": str(html.resolve()) if html else None,
+             "session": session, "backend": backend, "command": [str(a) for a in command],
+             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+             "exitstatus": int(exitstatus), "counts": counts}
+    return atomic_write_text(path, json.dumps(entry, indent=1))
+
+
+def list_named_outputs(reports_dir: Path) -> list[dict]:
+    folder = Path(reports_dir) / NAMED_DIR
+    entries = [_json_object(p.read_text(errors="replace")) for p in sorted(folder.glob("*.json"))
+               if p.is_file() and not p.is_symlink()] if folder.is_dir() else []
+    return sorted((e for e in entries if isinstance(e.get("results"), str)),
+                  key=lambda e: str(e.get("finished", "")), reverse=True)
+
+
+def _link(target: str | None, reports_dir: Path, text: str) -> str:
+    if not target:
+        return "(no report)"
+    if not Path(target).is_file():
+        return html.escape(f"{text} (missing)")
+    href = os.path.relpath(target, Path(reports_dir).resolve())
+    return f'<a href="{html.escape(Path(href).as_posix())}">{html.escape(printable(text, 300))}</a>'
+
+
+def _named_row(entry: dict, reports_dir: Path) -> str:
+    e = lambda text: html.escape(printable(str(text), 300))    # noqa: E731
+    counts = entry.get("counts") if isinstance(entry.get("counts"), dict) else {}
+    counts = {str(k): v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
+    name = Path(entry["html"]).name if entry.get("html") else Path(entry["results"]).name
+    command = entry.get("command") if isinstance(entry.get("command"), list) else []
+    return (f"<tr><td>{_link(entry.get('html'), reports_dir, name)}</td><td>{e(entry.get('backend', ''))}</td>"
+            f"<td>{e(entry.get('finished', ''))}</td><td>{e('exit ' + str(entry.get('exitstatus')))}</td>"
+            f"<td>{e(_counts_text(counts))}</td><td><code>{e(' '.join(map(str, command)))}</code></td>"
+            f"<td>{_link(entry['results'], reports_dir, 'results')}</td></tr>")
+
+
 def render_index(reports_dir: Path, sessions: list[SessionInfo]) -> str:
     reports_dir = Path(reports_dir)
     full = next((s for s in sessions if s.scope == "full" and s.complete), None)
@@ -166,12 +221,17 @@ def render_index(reports_dir: Path, sessions: list[SessionInfo]) -> str:
     latest = (f"<h2>Latest full run</h2><table>{head}{_row(full, reports_dir)}</table>" if full else
               "<h2>Latest full run</h2><p>No complete full run yet (run <code>harness run</code>).</p>")
     rows = "".join(_row(s, reports_dir) for s in sessions)
+    named = list_named_outputs(reports_dir)
+    named_head = ("<tr><th>report</th><th>backend</th><th>finished (UTC)</th><th>status</th><th>runs</th>"
+                  "<th>command</th><th>results</th></tr>")
+    named_html = ("<h2>Reports written to named files (--results FILE, --html FILE), latest first</h2>"
+                  f"<table>{named_head}{''.join(_named_row(x, reports_dir) for x in named)}</table>" if named else "")
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>GPU AD sessions</title>"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             "<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}"
             "code{font-size:12px}</style></head><body><h1>GPU AD harness: sessions</h1>"
-            f"{latest}<h2>All sessions, newest first</h2><table>{head}{rows}</table>"
+            f"{latest}{named_html}<h2>All sessions, newest first</h2><table>{head}{rows}</table>"
             "<p>Each session has its own folder under <code>sessions/</code>; delete old ones freely.</p>"
             "</body></html>\n")
 

@@ -60,9 +60,28 @@ def test_html_symlink_is_refused(tmp_path):
                                        "--html", str(tmp_path / "link.html")), "symbolic link")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="cupy is installed")
-def test_cuda_backend_without_cupy_is_refused(tmp_path):
-    assert_one_line_refusal(run_pytest(project(tmp_path), "--backend", "cuda"), "needs cupy")
+def _cuda_reason():
+    from harness.backends.cuda_check import cuda_unavailable_reason
+    return cuda_unavailable_reason(importlib.util.find_spec("cupy") is not None)
+
+
+@pytest.mark.skipif(_cuda_reason() is None, reason="the cuda backend can run here")
+def test_cuda_backend_that_cannot_run_here_is_one_line_before_collection(tmp_path):
+    """Issue 24 item 3: no GPU, driver or cupy is one message and exit 4, not a CudaSupportError per
+    run (the case file is not even valid: the session stops before collecting it)."""
+    done = run_pytest(project(tmp_path), "--backend", "cuda")
+    assert_one_line_refusal(done, "--backend cuda")
+    assert "--backend sim" in done.stderr and "collected" not in done.stdout
+
+
+def test_cuda_refusal_names_the_missing_piece_and_an_install_that_stays_editable(monkeypatch):
+    from harness.backends import cuda_check
+    monkeypatch.setattr(cuda_check, "_driver_problem", lambda: None)
+    assert cuda_check.cuda_unavailable_reason(True) is None
+    no_cupy = cuda_check.cuda_unavailable_reason(False)
+    assert "needs cupy" in no_cupy and "pip install -e '.[gpu]'" in no_cupy
+    monkeypatch.setattr(cuda_check, "_driver_problem", lambda: "the CUDA driver sees no GPU")
+    assert "cannot run here: the CUDA driver sees no GPU" in cuda_check.cuda_unavailable_reason(True)
 
 
 def test_unknown_backend_in_the_environment_is_refused(tmp_path):

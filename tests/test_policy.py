@@ -43,6 +43,13 @@ def test_pytest_result(state, strict, shown):
     assert policy.pytest_result(state, strict) == shown
 
 
+@pytest.mark.parametrize("engine,shown", [("bundled", "passed"), ("warp", "skipped"), ("taichi", "skipped"),
+                                          ("other-package", "skipped")])
+def test_an_adapters_refusal_is_a_skip_the_bundled_engines_a_pass(engine, shown):
+    assert policy.pytest_result("UNSUPPORTED", True, engine) == shown
+    assert policy.pytest_result("FAIL", True, engine) == "failed"
+
+
 def test_regressions_and_catches_agree():
     from harness.mutation_run import caught
     from harness.report.compare import BAD_STATES

@@ -427,3 +427,20 @@ def test_scale_5000_runs_is_small_and_fast(tmp_path):
     assert summary.startswith(f"{tmp_path / 'index.html'}: 5000 runs on ptx, sim: ")
     assert size < 10 * 1024 * 1024
     assert elapsed < 30
+
+
+def test_run_entries_name_their_engine_the_bundled_one_too():
+    """Issue 24 item 7: an entry says which engine ran it, whichever it is."""
+    html = render_html([outcome("a", "forward", state="FAIL"), with_engine(outcome("a", "reverse"), "warp")])
+    entries = re.findall(r"<summary>(.*?)</summary>", html)
+    assert any("forward" in s and "bundled \u00b7 sim" in s for s in entries), entries
+    assert any("reverse" in s and "warp \u00b7 sim" in s for s in entries), entries
+
+
+def test_a_passing_runs_generated_kernel_says_why_it_is_not_embedded():
+    """Issue 24 item 7: the disclosure of a passing run's kernel never opens empty without a word."""
+    run = outcome("a", "forward")
+    run.sources = {"forward": ".cache/harness/generated/a__forward_0123456789abcdef.py"}
+    html = render_html([run])
+    line = next(ln for ln in html.splitlines() if "generated kernel (forward)" in ln)
+    assert "not embedded for a passing run" in line and "--embed-sources all" in line

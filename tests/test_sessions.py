@@ -176,3 +176,17 @@ def test_index_lists_the_latest_complete_full_run_first(tmp_path):
     assert "interrupted or running" in everything and "1 run: 1 FAIL" in latest
     last = partial.summary[-1]
     assert last.startswith(f"reports/sessions/{partial.session}/index.html: 1 run") and last.endswith(": 1 PASS")
+
+
+def test_reports_written_to_named_files_are_listed_on_the_index(tmp_path):
+    """Issue 24 item 5: tox's `--results reports/sim.jsonl --html reports/sim.html` is on the index
+    beside the session folders, with a working link and its counts."""
+    project = make_project(tmp_path)
+    named = run(project, "cases", "--results", "reports/sim.jsonl", "--html", "reports/sim.html")
+    assert "listed in reports/index.html; results: reports/sim.jsonl" in named.stdout
+    run(project, "cases/c0.yaml")                                 # a default session rewrites the index
+    index = (project / "reports" / "index.html").read_text()
+    section = index.split("Reports written to named files")[1].split("All sessions")[0]
+    assert '<a href="sim.html">sim.html</a>' in section and '<a href="sim.jsonl">results</a>' in section
+    assert "4 runs: 4 PASS" in section and "exit 0" in section
+    assert (project / "reports" / "sim.html").is_file()

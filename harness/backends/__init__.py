@@ -38,7 +38,7 @@ def resolve(name: str | None) -> str:
         if gpu_available():
             if cupy_available():
                 return "cuda"
-            print("harness: a GPU is visible but cupy is not installed (pip install .[gpu]); "
+            print("harness: a GPU is visible but cupy is not installed (pip install -e '.[gpu]' in a checkout); "
                   "using the simulator", file=sys.stderr)
         return "sim"
     if name not in BACKENDS:
@@ -80,7 +80,7 @@ def announce(requested: str | None, chosen: str) -> str:
     if chosen == "cuda":
         why = "a GPU is visible and cupy is installed"
     elif gpu_available():
-        why = "a GPU is visible but cupy is not installed (pip install .[gpu])"
+        why = "a GPU is visible but cupy is not installed (pip install -e '.[gpu]' in a checkout)"
     else:
         why = "no GPU visible: numba's CUDA simulator"
     return f"backend {chosen} (picked by auto: {why})"

@@ -470,6 +470,20 @@ def _top_level_functions(path: str, mtime_ns: int, size: int) -> dict[str, tuple
     return functions
 
 
+def _closest_file(root: Path, relative: str) -> str:
+    """'; did you mean 'kernels/elementwise.py'?' for a mistyped kernel file: the Python files of
+    the folder it names (or of kernels/ when that folder does not exist either)."""
+    folder = (root / relative).parent
+    if not folder.is_dir():
+        folder = root / "kernels"
+    try:
+        names = sorted(p.relative_to(root).as_posix() for p in folder.glob("*.py"))[:1000]
+    except (OSError, ValueError):
+        return ""
+    close = difflib.get_close_matches(relative, names, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
 def _resolve_function(ctx: _Context, reference: str, path: KeyPath,
                       what: str = "kernel") -> tuple[KernelRef, tuple[str, ...]]:
     """'kernels/x.py:f' -> (KernelRef, f's parameter names), checked inside the project root."""
@@ -487,7 +501,7 @@ def _resolve_function(ctx: _Context, reference: str, path: KeyPath,
     if relative.startswith("../") or relative == ".." or not inside:
         ctx.fail(f"{what} path '{file_part}' resolves outside the project root", path)
     if not is_file:
-        ctx.fail(f"{what} file '{relative}' does not exist", path)
+        ctx.fail(f"{what} file '{relative}' does not exist{_closest_file(ctx.root, relative)}", path)
     try:
         stat = target.stat()
         if stat.st_size > MAX_KERNEL_FILE_BYTES:

@@ -2,6 +2,12 @@
 engine columns show; the HTML matrix is harness/report's).
 
     python -m harness.engines.table RESULTS.jsonl [MORE.jsonl ...]
+    python -m harness.engines.table --summary RESULTS.jsonl     # for the end of a test command
+
+Per engine: pass rate and counts (pass, fail, unsupported, xfail, skip); then one row per case and
+variant with each engine's states over its runs, and the reason for each UNSUPPORTED. With
+--summary the whole Markdown goes to RESULTS.compat.md and the terminal gets what fits a screen:
+the refusals grouped by reason with counts, then the per-engine table, then the paths to open.
 
 Per engine: pass rate and counts (pass, fail, unsupported, xfail, skip); then one row per case and
 variant with each engine's states over its runs, and the reason for each UNSUPPORTED.
@@ -9,8 +15,9 @@ variant with each engine's states over its runs, and the reason for each UNSUPPO
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from ..policy import FAILING
@@ -90,11 +97,55 @@ def markdown(runs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SUMMARY_REASONS = 12      # reasons listed on the terminal; the rest are counted in one line
+
+
+def refusal_reason(engine: str, message: str) -> str:
+    """A refusal's reason without what differs per case (the engine prefix, the kernel's file and
+    line, which argument), so that equal reasons group."""
+    text = re.sub(rf"^{re.escape(engine)} cannot run this: ", "", message or "")
+    text = re.sub(r"^[^\s:]+\.py:\d+: ", "", text)
+    text = re.sub(r"^argument \d+ \('[^']*'\): ", "", text)
+    return text.strip()[:160] or "(no reason given)"
+
+
+def summary(runs: list[dict], full: Path, reports: list[str]) -> str:
+    """The end of a test command: refusals by reason (counted), the engine table, where to look."""
+    by_reason: Counter = Counter()
+    for r in runs:
+        engine = r.get("engine", "bundled")
+        if r["state"] == "UNSUPPORTED" and engine != "bundled":
+            by_reason[(engine, refusal_reason(engine, r.get("message", "")))] += 1
+    lines = []
+    if by_reason:
+        lines.append(f"Refusals by reason ({sum(by_reason.values())} runs; every one, per case: {full}):")
+        for (engine, why), n in by_reason.most_common(SUMMARY_REASONS):
+            lines.append(f"  {n:4d}  {engine}: {why}")
+        rest = by_reason.most_common()[SUMMARY_REASONS:]
+        if rest:
+            lines.append(f"  {sum(n for _, n in rest):4d}  in {len(rest)} other reasons (see {full})")
+        lines.append("")
+    lines += markdown(runs).split("\n\n")[0].splitlines()
+    lines += ["", f"compatibility table, per case: {full}", *(f"report: {p}" for p in reports)]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    print(markdown(_runs([Path(a) for a in argv])), end="")
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m harness.engines.table")
+    parser.add_argument("results", nargs="+", type=Path)
+    parser.add_argument("--summary", action="store_true",
+                        help="write the whole table to RESULTS.compat.md and print what fits a screen")
+    parser.add_argument("--report", action="append", default=[],
+                        help="a report to name at the end (with --summary; repeatable)")
+    args = parser.parse_args(argv)
+    runs = _runs(args.results)
+    if not args.summary:
+        print(markdown(runs), end="")
+        return 0
+    full = args.results[0].with_suffix(".compat.md")
+    full.write_text(markdown(runs))
+    print(summary(runs, full, [r for r in args.report if Path(r).is_file()]), end="")   # those written
     return 0
 
 

@@ -247,9 +247,9 @@ class RunView:
 
     @property
     def where(self) -> str:
-        """The backend, preceded by the engine when it is not the bundled one."""
-        engine = engine_of(self.outcome)
-        return self.outcome.backend if engine == DEFAULT_ENGINE else f"{engine} \u00b7 {self.outcome.backend}"
+        """The engine and the backend of the run (the bundled engine named too: a case can pass in
+        one engine and fail in another, and the entry says which it is)."""
+        return f"{engine_of(self.outcome)} \u00b7 {self.outcome.backend}"
 
     @property
     def chip(self) -> str:
@@ -271,7 +271,8 @@ class RunView:
             lines.append(f"compile jobs: {jobs_line(self.job_tree)}")
         if o.ptx:
             lines.append(f"PTX facts: {ptx_line(o.ptx)}")
-        lines += [f"generated kernel ({src.mode}): {src.path}" for src in self.sources]
+        lines += [f"generated kernel ({src.mode}): {src.path}" + (f" ({src.note})" if src.note else "")
+                  for src in self.sources]
         if not self.sources:
             lines.append(self.no_kernel_note)
         return "\n".join(lines)
@@ -408,8 +409,11 @@ class _SourceReader:
         if "\n" in value:                               # the record carries the source text itself
             return SourceView(mode, "(inline)", *self._limit(value))
         embed = self.policy == "all" or (self.policy == "failures" and state not in QUIET)
-        if not embed:
-            return SourceView(mode, value, None)
+        if not embed:                                   # say why the disclosure holds no text
+            why = ("not embedded: this report embeds no sources" if self.policy == "none" else
+                   "not embedded for a passing run, to keep the report small: open the file, or "
+                   "`harness report RESULTS --embed-sources all` embeds every run's")
+            return SourceView(mode, value, None, why)
         if value not in self.cache:
             self.cache[value] = self._read(value)
         text, note = self.cache[value]

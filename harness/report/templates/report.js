@@ -97,12 +97,15 @@
         if (i > 0) params[kv.slice(0, i)] = decode(kv.slice(i + 1));
       });
       var wanted = (params.filter || '').split(',');
-      if (params.open) openDetail(doc.getElementById(params.open));
+      var opened = params.open ? doc.getElementById(params.open) : null;
+      openDetail(opened);
       form.querySelectorAll('input[name=state]').forEach(function (box) { box.checked = wanted.indexOf(box.value) >= 0; });
       if (params.tag !== undefined) form.elements.tag.value = params.tag;
       if (params.q !== undefined) form.elements.q.value = params.q;
       if (params.sort !== undefined) { form.elements.sort.value = params.sort; sortRows(); }
       apply(false);
+      /* after the view is filtered, so the run's place is final: a link with open= lands on it */
+      if (opened) { opened.scrollIntoView(); doc.documentElement.setAttribute('data-scrolled-to', params.open); }
     } else if (hash) {
       var target = doc.getElementById(decode(hash));
       openDetail(target);
