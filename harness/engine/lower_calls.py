@@ -102,10 +102,7 @@ def cuda_call(st: LoweringState, name, node, out):
         if n != 1:
             raise st.err(node, f"{name}({n}) returns a tuple: unpack it, e.g. i, j = {name}({n})")
         return st.emit_assign(out, st.temp(), Special("grid.0" if name == "cuda.grid" else "gsize.0"))
-    if name == "cuda.syncthreads":
-        if st.depth_ctl:
-            raise st.err(node, "cuda.syncthreads() under a condition or in a dynamic loop is not supported "
-                         "(every thread must reach the barrier; early returns before it count too)")
+    if name == "cuda.syncthreads":       # under a condition or in a loop: barriers.py checks it is block-uniform
         out.append(Barrier(st.line))
         return None
     if name.startswith("cuda.atomic."):
