@@ -79,3 +79,20 @@ def test_thread_dependent_barrier_is_refused_naming_its_line(fn, why):
     lines, first = inspect.getsourcelines(fn)
     barrier = first + next(k for k, text in enumerate(lines) if "syncthreads" in text)
     assert info.value.line == barrier
+
+
+def grid_sync(out, x, n):
+    out[0] = x[0]
+    cuda.cg.this_grid().sync()
+
+
+def grid_group(out, x, n):
+    g = cuda.cg.this_grid()
+    g.sync()
+
+
+@pytest.mark.parametrize("fn", [grid_sync, grid_group])
+def test_grid_wide_barrier_is_refused_naming_the_construct(fn):
+    with pytest.raises(UnsupportedError, match="test_barriers.py:\\d+: a grid-wide barrier "
+                       "\\(cuda.cg.this_grid\\(\\).sync\\(\\)\\) is not supported"):
+        _lower(fn)

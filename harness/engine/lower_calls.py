@@ -57,6 +57,10 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
     """Lower a call; returns one atom, or with as_list the list of its result atoms."""
     if node.keywords:
         raise st.err(node, "keyword arguments are not supported in kernel calls")
+    f = node.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) \
+            and resolve_call(st, f.value) == ("cuda", "cuda.cg.this_grid"):
+        raise st.err(node, GRID_SYNC)          # cuda.cg.this_grid().sync()
     resolved = resolve_call(st, node)
     if resolved is None:
         raise st.err(node, f"call to `{ast.unparse(node.func)}` is not supported by the AD transform yet")
@@ -96,7 +100,13 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
     return st.emit_assign(out, st.temp(), Prim(name, args))
 
 
+GRID_SYNC = ("a grid-wide barrier (cuda.cg.this_grid().sync()) is not supported: its derivative kernel would "
+             "need a cooperative launch, which the engine does not make")
+
+
 def cuda_call(st: LoweringState, name, node, out):
+    if name == "cuda.cg.this_grid":
+        raise st.err(node, GRID_SYNC)
     if name in ("cuda.grid", "cuda.gridsize"):
         n = exprs.literal_int(st, node.args[0])
         if n != 1:
