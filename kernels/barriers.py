@@ -155,3 +155,27 @@ def stride_tiles(out, x, n):
         if i < n:
             out[i] = v * sm[(tid + 1) % 64]
         cuda.syncthreads()
+
+
+def nbody_tiles(acc, pos, n):
+    """An n-body style tile loop: each tile of 16 positions is loaded into shared memory, a
+    barrier, an inner loop over the tile, a barrier. The tile loop's range depends on n and
+    blockDim.x only."""
+    tile = cuda.shared.array(16, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    p = 0.0
+    if i < n:
+        p = pos[i]
+    a = 0.0
+    for start in range(0, n, cuda.blockDim.x):
+        tile[tid] = 0.0
+        if start + tid < n:
+            tile[tid] = pos[start + tid]
+        cuda.syncthreads()
+        for j in range(16):
+            d = tile[j] - p
+            a += d / (d * d + 0.5) ** 1.5
+        cuda.syncthreads()
+    if i < n:
+        acc[i] = a
