@@ -58,6 +58,10 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
     """Lower a call; returns one atom, or with as_list the list of its result atoms."""
     if node.keywords:
         raise st.err(node, "keyword arguments are not supported in kernel calls")
+    f = node.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) \
+            and resolve_call(st, f.value) == ("cuda", "cuda.cg.this_grid"):
+        raise st.err(node, GRID_SYNC)          # cuda.cg.this_grid().sync()
     resolved = resolve_call(st, node)
     if resolved is None:
         raise st.err(node, numba_refusal(node) or
@@ -101,9 +105,13 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
 
 
 FENCES = ("cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system")
+GRID_SYNC = ("a grid-wide barrier (cuda.cg.this_grid().sync()) is not supported: its derivative kernel would "
+             "need a cooperative launch, which the engine does not make")
 
 
 def cuda_call(st: LoweringState, name, node, out):
+    if name == "cuda.cg.this_grid":
+        raise st.err(node, GRID_SYNC)
     if name in ("cuda.grid", "cuda.gridsize"):
         n = exprs.literal_int(st, node.args[0])
         if n != 1:
@@ -117,23 +125,17 @@ def cuda_call(st: LoweringState, name, node, out):
             raise st.err(node, f"{name}() takes no arguments")
         st.emit_assign(out, st.temp(), Prim(name[len("cuda."):], ()))
         return None
-    if name == "cuda.syncwarp" and not st.depth_ctl:
-        # at the top level every thread of the block reaches it, so the block barrier is a sound,
-        # stronger stand-in (it syncs each warp's lanes and orders shared memory at block scope);
-        # the analyses then see it as the barrier it is
+    if name == "cuda.syncwarp":
+        # where every thread of the block reaches it (barriers.py checks that, as for syncthreads),
+        # the block barrier is a sound, stronger stand-in: it syncs each warp's lanes and orders
+        # shared memory at block scope, and the analyses then see it as the barrier it is
         if len(node.args) > 1 or node.keywords:
             raise st.err(node, "cuda.syncwarp takes at most one argument, the lane mask")
         if node.args:
             exprs.expr(st, node.args[0], out)
         out.append(Barrier(st.line))
         return None
-    if name == "cuda.syncwarp":
-        raise st.err(node, "cuda.syncwarp() under a condition or in a dynamic loop is not supported "
-                     "(at the top level of a kernel it is; the engine mirrors it as a block barrier)")
-    if name == "cuda.syncthreads":
-        if st.depth_ctl:
-            raise st.err(node, "cuda.syncthreads() under a condition or in a dynamic loop is not supported "
-                         "(every thread must reach the barrier; early returns before it count too)")
+    if name == "cuda.syncthreads":       # under a condition or in a loop: barriers.py checks it is block-uniform
         out.append(Barrier(st.line))
         return None
     if name.startswith("cuda.atomic."):

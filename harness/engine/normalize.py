@@ -14,6 +14,7 @@ Anything outside the supported subset raises UnsupportedError naming the file an
 """
 from __future__ import annotations
 
+from .barriers import check_barriers
 from .control import LIVE, RET, prepare_body  # noqa: F401  (LIVE: the flag's name, for tests and tools)
 from .frontend import KernelSource
 from .ir import KernelIR, Param
@@ -30,5 +31,7 @@ def lower_kernel(src: KernelSource, params: list[Param], device: bool = False) -
     while f"{RET}{k}" in st.env:
         returns.append(st.env[f"{RET}{k}"])
         k += 1
-    return KernelIR(src.name, src.file, params, body, st.types, returns=returns,
-                    calls=st.calls, nested=st.nested, nodiff=st.nodiff, local_arrays=st.local_arrays)
+    ir = KernelIR(src.name, src.file, params, body, st.types, returns=returns,
+                  calls=st.calls, nested=st.nested, nodiff=st.nodiff, local_arrays=st.local_arrays)
+    check_barriers(ir, device)          # only in block-uniform control flow
+    return ir

@@ -1,0 +1,181 @@
+"""Barriers in block-uniform control flow (issue 22 item 2): loops and conditions whose trip
+count or value is the same for every thread of a block may contain cuda.syncthreads()."""
+from numba import cuda, float32, float64
+
+
+
+def tree_sum_doubling(out, x):
+    """The shared-memory tree reduction in a while loop whose stride doubles (s = 1, 2, 4, ...
+    up to blockDim.x): the loop's condition depends on blockDim.x only."""
+    sm = cuda.shared.array(64, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = 0.0
+    if i < x.shape[0]:
+        v = x[i] * x[i]
+    sm[tid] = v
+    cuda.syncthreads()
+    s = 1
+    while s < cuda.blockDim.x:
+        if tid % (2 * s) == 0:
+            sm[tid] += sm[tid + s]
+        cuda.syncthreads()
+        s *= 2
+    if tid == 0:
+        out[cuda.blockIdx.x] = sm[0]
+
+
+def tree_sum_halving(out, x):
+    """The halving variant: s = blockDim.x // 2; while s > 0: ...; s //= 2."""
+    sm = cuda.shared.array(64, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = 0.0
+    if i < x.shape[0]:
+        v = x[i] * 3.0
+    sm[tid] = v
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if tid < s:
+            sm[tid] += sm[tid + s] * sm[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        out[cuda.blockIdx.x] = sm[0]
+
+
+def reduce_if_full_block(out, x):
+    """A reduction under the block-uniform `if cuda.blockDim.x == 64:` (numba's cuda.reduce
+    kernel picks its full-block path that way); the other branch has no barrier."""
+    sm = cuda.shared.array(64, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if cuda.blockDim.x == 64:
+        sm[tid] = x[i] * x[i]
+        cuda.syncthreads()
+        if tid < 32:
+            sm[tid] += sm[tid + 32]
+        cuda.syncthreads()
+        if tid == 0:
+            acc = 0.0
+            for k in range(32):
+                acc += sm[k]
+            out[cuda.blockIdx.x] = acc
+    else:
+        cuda.atomic.add(out, cuda.blockIdx.x, x[i] * x[i])
+
+
+def barrier_thread_dependent(out, x):
+    """A barrier under a condition on threadIdx: undefined behaviour on a GPU, refused."""
+    sm = cuda.shared.array(64, float64)
+    tid = cuda.threadIdx.x
+    sm[tid] = x[cuda.grid(1)]
+    if tid < 16:
+        cuda.syncthreads()
+    out[cuda.grid(1)] = sm[(tid + 1) % 64]
+
+
+# fast_matmul from NVIDIA/numba-cuda, numba_cuda/numba/cuda/tests/doc_examples/test_matmul.py
+# (commit 071e82e1880f3eea875f3981622cf9ac83de955e, BSD-2-Clause, the kernel of numba-cuda's
+# documentation). Edits: `cuda.shared.array(shape=(TPB, TPB), dtype=float32)` written with
+# positional literal arguments (keyword forms and module-constant shapes are issue 22 item 1,
+# on another branch); TPB = 16 written as the literal 16 in the loop and indices; the float64
+# twin below has float64 tiles and accumulator (float32 tiles in a float64 run would leave the
+# finite-difference oracle float32 noise).
+def fast_matmul(A, B, C):
+    sA = cuda.shared.array((16, 16), float32)
+    sB = cuda.shared.array((16, 16), float32)
+
+    x, y = cuda.grid(2)
+
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x  # blocks per grid
+
+    tmp = float32(0.0)
+    for i in range(bpg):
+        # Preload data into shared memory
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * 16) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * 16]
+        if x < B.shape[1] and (ty + i * 16) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * 16, x]
+
+        # Wait until all threads finish preloading
+        cuda.syncthreads()
+
+        # Computes partial product on the shared memory
+        for j in range(16):
+            tmp += sA[ty, j] * sB[j, tx]
+
+        # Wait until all threads finish computing
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+def fast_matmul_f64(A, B, C):
+    """fast_matmul with float64 tiles and accumulator."""
+    sA = cuda.shared.array((16, 16), float64)
+    sB = cuda.shared.array((16, 16), float64)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = 0.0
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * 16) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * 16]
+        if x < B.shape[1] and (ty + i * 16) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * 16, x]
+        cuda.syncthreads()
+        for j in range(16):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+def stride_tiles(out, x, n):
+    """Barriers in a grid-stride loop over tiles: the loop starts at the block's first element and
+    advances by the grid size, so its trip count is the same for every thread of a block."""
+    sm = cuda.shared.array(64, float64)
+    tid = cuda.threadIdx.x
+    for base in range(cuda.blockIdx.x * cuda.blockDim.x, n, cuda.gridsize(1)):
+        i = base + tid
+        v = 0.0
+        if i < n:
+            v = x[i]
+        sm[tid] = v
+        cuda.syncthreads()
+        if i < n:
+            out[i] = v * sm[(tid + 1) % 64]
+        cuda.syncthreads()
+
+
+def nbody_tiles(acc, pos, n):
+    """An n-body style tile loop: each tile of 16 positions is loaded into shared memory, a
+    barrier, an inner loop over the tile, a barrier. The tile loop's range depends on n and
+    blockDim.x only."""
+    tile = cuda.shared.array(16, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    p = 0.0
+    if i < n:
+        p = pos[i]
+    a = 0.0
+    for start in range(0, n, cuda.blockDim.x):
+        tile[tid] = 0.0
+        if start + tid < n:
+            tile[tid] = pos[start + tid]
+        cuda.syncthreads()
+        for j in range(16):
+            d = tile[j] - p
+            a += d / (d * d + 0.5) ** 1.5
+        cuda.syncthreads()
+    if i < n:
+        acc[i] = a
