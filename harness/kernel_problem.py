@@ -29,7 +29,7 @@ from .inputs import HostArg, laid_out
 from .layouts import Buffer, check_aliasing, check_layout, device_view, element_layout, root_of
 from .oracles.arrays import f64, xp_of
 from .oracles.problem import StateVar
-from .precision import casts_to_float32
+from .precision import run_precisions
 
 _WRAP = {"duplicated": Duplicated, "duplicated_no_need": DuplicatedNoNeed}
 
@@ -94,11 +94,9 @@ class KernelProblem:
         floats = [np.dtype(a.value.dtype).name for a in args
                   if a.spec.kind in ("array", "scalar") and _float(a.value.dtype)]
         self.dtype = "float32" if floats and all(f == "float32" for f in floats) else "float64"
-        # float64 arguments, float32 arithmetic inside (casts): the float64 evaluation of FD still
-        # rounds to float32, so steps and tolerances follow float32 (issue 10 item 6).
-        self.fd_precision = "float64"                      # primal64 recasts float32 arguments to float64
-        if self.dtype == "float64" and casts_to_float32(kernel):
-            self.dtype = self.fd_precision = "float32"
+        # float32 arithmetic inside (casts, float32 temporaries), with arguments of either dtype: the
+        # float64 evaluation of FD still rounds to float32 (issue 10 item 6, issue 22 item 5).
+        self.dtype, self.fd_precision = run_precisions(self.dtype, [kernel])
         self.width = max([a.spec.width or 1 for a in args if a.spec.activity == "batch_duplicated"] + [1])
         self._check_memory()
         self._pristine = self._upload(uploads if uploads is not None else {})

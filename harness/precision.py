@@ -48,3 +48,14 @@ def casts_to_float32(fn, _seen: set | None = None) -> bool:
                     == getattr(fn, "__module__", None) and casts_to_float32(callee, seen):
                 return True
     return False
+
+
+def run_precisions(dtype: str, kernels) -> tuple[str, str]:
+    """(the precision tolerances follow, the precision finite differences step for) of a run whose
+    arguments are `dtype`. A kernel that computes in float32 inside (it names float32: casts, float32
+    shared tiles, a float32 accumulator) rounds to float32 even in the float64 evaluation finite
+    differences use, whatever its arguments' dtype, so both follow float32; otherwise tolerances
+    follow the arguments and FD steps float64 (primal64 recasts float32 arguments to float64)."""
+    if any(casts_to_float32(k) for k in kernels):
+        return "float32", "float32"
+    return dtype, "float64"

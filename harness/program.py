@@ -30,7 +30,7 @@ from .errors import UnsupportedError
 from .inputs import HostArg, init_array, load_kernel
 from .model import LaunchStep, ProgramSpec
 from .oracles.problem import StateVar
-from .precision import casts_to_float32
+from .precision import run_precisions
 from .program_access import array_access
 
 
@@ -92,9 +92,7 @@ class ProgramProblem:
         floats = [np.dtype(v.dtype).name for v in [a.value for a in args] + [h for h, _ in self.buffers.values()]
                   if hasattr(v, "dtype") and _float(v.dtype)]
         self.dtype = "float32" if floats and all(f == "float32" for f in floats) else "float64"
-        self.fd_precision = "float64"                      # primal64 recasts float32 arguments to float64
-        if self.dtype == "float64" and any(casts_to_float32(launch.kernel) for launch in self.launches):
-            self.dtype = self.fd_precision = "float32"
+        self.dtype, self.fd_precision = run_precisions(self.dtype, [launch.kernel for launch in self.launches])
         self.width = 1
         self.last_launch = None
         self.tape_entries = 0                              # host copies the last reverse sweep recorded

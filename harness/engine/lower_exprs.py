@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
+
 from . import lower_calls as calls, lower_stmts as stmts
 from .frontend import module_kind, resolve_global
 from .ir import Assign, Lit, Load, Prim, Special
@@ -39,7 +41,7 @@ def _expr(st: LoweringState, node, out):
             return Lit(node.value)
         raise st.err(node, f"constant {node.value!r} is not a number")
     if isinstance(node, ast.Name):
-        return name_atom(st, node)
+        return name_atom(st, node, out)
     if isinstance(node, ast.BinOp):
         op = BINOPS.get(type(node.op))
         if op is None:
@@ -105,7 +107,7 @@ def bool_op(st: LoweringState, node, out):
     return st.env.pop(key)
 
 
-def name_atom(st: LoweringState, node):
+def name_atom(st: LoweringState, node, out=None):
     name = node.id
     if name in st.env:
         return st.env[name]
@@ -117,6 +119,13 @@ def name_atom(st: LoweringState, node):
         raise st.err(node, f"name '{name}' is not defined") from None
     if isinstance(obj, (bool, int, float)) and not isinstance(obj, type):
         return Lit(obj)                   # module-level constants are folded
+    if isinstance(obj, (np.floating, np.integer, np.bool_)) and out is not None:
+        # a numpy scalar (`eps = np.float32(1e-6)`): numba folds it as a constant of its own dtype,
+        # so a float32 constant keeps float32 arithmetic around it
+        kind = np.dtype(type(obj)).name
+        if kind in ("float64", "int64", "bool"):
+            return Lit(obj.item())
+        return st.emit_assign(out, st.temp(), Prim(f"cast_{kind}", (Lit(obj.item()),)))
     raise st.err(node, f"global '{name}' ({type(obj).__name__}) cannot be used as a value in a kernel")
 
 
