@@ -23,6 +23,12 @@ def add_fuzz_parser(subparsers) -> None:
     p.add_argument("--resume", action="store_true",
                    help="skip the seeds that --log already holds (a campaign stopped early, or split over machines)")
     p.add_argument("--summarize", default=None, metavar="LOG", help="print the counts of a --log file, run nothing")
+    p.add_argument("--engine", default="bundled", metavar="NAMES",
+                   help="engines to fuzz, comma-separated (bundled, warp, taichi; default bundled); with an adapter, "
+                        "kernels come from the grammar's adapters profile and each adapter is compared with the "
+                        "bundled engine (harness/fuzz/differential.py)")
+    p.add_argument("--backend", default="sim", choices=("sim", "cuda"),
+                   help="sim: the simulator and the adapters' CPU device (default); cuda: the GPU")
     p.add_argument("--show", type=int, default=None, metavar="SEED", help="print one seed's kernel and case, run nothing")
     p.set_defaults(func=run_fuzz)
 
@@ -41,10 +47,16 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _worker(args) -> object:
-    seeds, work, findings, log, parent = args
+    seeds, work, findings, log, parent, engines, backend = args
     if parent is not None:
         _exit_with_parent(parent)
-    from .campaign import run_seeds
+    if engines != ["bundled"] or backend != "sim":
+        from functools import partial
+
+        from .differential import run_seeds as differential
+        run_seeds = partial(differential, engines=engines, backend=backend)
+    else:
+        from .campaign import run_seeds
     done = [0]
 
     def progress(t):
@@ -52,12 +64,18 @@ def _worker(args) -> object:
         if done[0] % 50 == 0:
             print(f"  worker seeds {seeds[0]}..: {t.kernels} kernels, {len(t.findings)} findings",
                   file=sys.stderr, flush=True)
-    return run_seeds(seeds, Path(work), Path(findings), progress, Path(log) if log else None)
+    return run_seeds(seeds, Path(work), Path(findings), progress=progress, log=Path(log) if log else None)
 
 
 def run_fuzz(args) -> int:
     if args.count < 1 or args.jobs < 1:
         print("harness fuzz: --count and --jobs must be >= 1", file=sys.stderr)
+        return 2
+    from ..engines import parse_engines
+    try:
+        engines = parse_engines(args.engine)
+    except ValueError as exc:
+        print(f"harness fuzz: {exc}", file=sys.stderr)
         return 2
     if args.summarize:
         from .campaign import summarize_log
@@ -66,8 +84,9 @@ def run_fuzz(args) -> int:
     if args.show is not None:
         import yaml
         from .campaign import case_document
+        from .differential import profile_for
         from .grammar import generate
-        fk = generate(args.show)
+        fk = generate(args.show, profile_for(engines))
         print(fk.source)
         print(yaml.safe_dump(case_document(fk, f"fz_{args.show}"), sort_keys=False, default_flow_style=None))
         return 0
@@ -88,7 +107,8 @@ def run_fuzz(args) -> int:
         work = Path(args.work) if args.work else Path(tmp)
         jobs = min(args.jobs, len(seeds))
         parent = os.getpid() if jobs > 1 else None
-        chunks = [(seeds[k::jobs], str(work), args.findings, args.log, parent) for k in range(jobs)]
+        chunks = [(seeds[k::jobs], str(work), args.findings, args.log, parent, engines, args.backend)
+                  for k in range(jobs)]
         total = Tally()
         if jobs == 1:
             total = _worker(chunks[0])
