@@ -29,6 +29,10 @@ def add_fuzz_parser(subparsers) -> None:
                         "bundled engine (harness/fuzz/differential.py)")
     p.add_argument("--backend", default="sim", choices=("sim", "cuda"),
                    help="sim: the simulator and the adapters' CPU device (default); cuda: the GPU")
+    p.add_argument("--triage", default=None, metavar="FINDINGS",
+                   help="dedupe, reduce and write reproducers for a findings folder, run nothing else "
+                        "(harness/fuzz/findings.py); with --log, its counts go on the campaign page")
+    p.add_argument("-o", "--output", default="fuzz-triage", help="folder for --triage (default fuzz-triage)")
     p.add_argument("--show", type=int, default=None, metavar="SEED", help="print one seed's kernel and case, run nothing")
     p.set_defaults(func=run_fuzz)
 
@@ -77,6 +81,13 @@ def run_fuzz(args) -> int:
     except ValueError as exc:
         print(f"harness fuzz: {exc}", file=sys.stderr)
         return 2
+    if args.triage:
+        from ..backends import get_backend
+        get_backend("sim")
+        from .findings import triage
+        records = triage(Path(args.triage), Path(args.output), Path.cwd(), Path(args.log) if args.log else None)
+        print(f"{len(records)} distinct findings; {Path(args.output) / 'campaign.md'}")
+        return 0
     if args.summarize:
         from .campaign import summarize_log
         print(summarize_log(Path(args.summarize)).summary())
