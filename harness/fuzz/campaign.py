@@ -235,8 +235,8 @@ def logged_seeds(log: Path) -> set[int]:
     """Seeds a campaign log already holds (`harness fuzz --resume` skips them)."""
     if not Path(log).exists():
         return set()
-    return {json.loads(line)["seed"] for line in Path(log).read_text().splitlines()
-            if line.strip() and "seed" in json.loads(line)}
+    records = [json.loads(line) for line in Path(log).read_text().splitlines() if line.strip()]
+    return {r["seed"] for r in records if "seed" in r and not r.get("worker_died")}   # a dead worker's seed reruns
 
 
 def copy_finding(src_case: Path, cases_dir: Path, kernels_dir: Path, new_name: str):

@@ -29,6 +29,10 @@ def add_fuzz_parser(subparsers) -> None:
                         "bundled engine (harness/fuzz/differential.py)")
     p.add_argument("--backend", default="sim", choices=("sim", "cuda"),
                    help="sim: the simulator and the adapters' CPU device (default); cuda: the GPU")
+    p.add_argument("--dask", action="store_true",
+                   help="run the seeds as Dask distributed tasks on a LocalCluster of -j workers (harness/fuzz/distributed.py)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the seeds on this Dask scheduler's workers (implies --dask), e.g. tcp://host:8786")
     p.add_argument("--triage", default=None, metavar="FINDINGS",
                    help="dedupe, reduce and write reproducers for a findings folder, run nothing else "
                         "(harness/fuzz/findings.py); with --log, its counts go on the campaign page")
@@ -121,7 +125,12 @@ def run_fuzz(args) -> int:
         chunks = [(seeds[k::jobs], str(work), args.findings, args.log, parent, engines, args.backend)
                   for k in range(jobs)]
         total = Tally()
-        if jobs == 1:
+        if args.dask or args.scheduler:
+            from .distributed import run_on_dask
+            total = run_on_dask(seeds, work, Path(args.findings), engines, args.backend,
+                                Path(args.log) if args.log else None, workers=args.jobs, scheduler=args.scheduler,
+                                say=lambda s: print(s, file=sys.stderr, flush=True))
+        elif jobs == 1:
             total = _worker(chunks[0])
         else:
             import multiprocessing
