@@ -42,13 +42,19 @@ def seed_task(seed: int, work: str, findings: str, engines: tuple, backend: str)
 
 
 def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: Path | None, *,
-                workers: int = 2, scheduler: str | None = None, say=print) -> Tally:
+                workers: int = 2, scheduler: str | None = None, say=print, client=None) -> Tally:
+    """Run `seeds` as Dask tasks; `client`: a connected Client to use (and leave open) instead."""
     import dask
     from distributed import Client, LocalCluster, as_completed
     gpu = {"GPU": 1} if backend == "cuda" else None
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES - 1}):
-        cluster = None
-        if scheduler:
+    # worker-saturation 1.0: a worker holds only the task it runs, so a death marks that seed alone (with
+    # the default 1.1 a queued, innocent seed was counted as suspicious too and could be recorded dead).
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES - 1,
+                          "distributed.scheduler.worker-saturation": 1.0}):
+        cluster, own = None, client is None
+        if client is not None:
+            pass
+        elif scheduler:
             client = Client(scheduler)
         else:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, resources=gpu,
@@ -75,6 +81,7 @@ def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: P
                     say(f"  {done} of {len(futures)} seeds, {len(total.findings)} findings")
             return total
         finally:
-            client.close()
+            if own:
+                client.close()
             if cluster is not None:
                 cluster.close()
