@@ -150,14 +150,20 @@ def run_reproducer(path: Path, timeout_s: float = 600) -> tuple[int, str]:
     return done.returncode, "\n".join(lines[-4:])
 
 
-def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, budget: int = 60,
-           deadline_s: float = 600, say=print) -> list[dict]:
+def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, budget: int = 40,
+           deadline_s: float = 300, say=print) -> list[dict]:
     """Steps 1-4 of the module's doc; returns one record per distinct finding."""
     from harness.cases import expand_runs, load_case_file
     from harness.runner import Runner
     from harness.tools.reduce import case_text
 
+    import os
+
     from . import reproducer
+    # Each adapter run of a candidate in a child process of its own (harness/engines/isolation.py): a
+    # shrunk shape can index past an array, which Warp's and Taichi's CPU devices do not check, and a
+    # heap corruption there ("corrupted size vs. prev_size") killed the whole triage.
+    os.environ.setdefault("HARNESS_ISOLATE_ENGINES", "1")
     groups: dict[tuple, list[Finding]] = {}
     for f in saved_findings(findings):
         groups.setdefault(first_signature(f), []).append(f)
