@@ -201,10 +201,11 @@ class Fuzzer:
         tally.findings.append((seed, mode, kind, message, str(case)))
 
 
-def run_seeds(seeds, work: Path, findings: Path, progress=None, log: Path | None = None) -> Tally:
-    """Run `seeds` in this process; with `log`, append one JSON line per kernel (a campaign that is
-    stopped early still has its counts: `harness fuzz --summarize LOG`)."""
-    fuzzer = Fuzzer(work, findings)
+def run_seeds(seeds, work: Path, findings: Path, progress=None, log: Path | None = None, fuzzer=None) -> Tally:
+    """Run `seeds` in this process (with `fuzzer`, a differential one: differential.py); with `log`,
+    append one JSON line per kernel (a campaign that is stopped early still has its counts:
+    `harness fuzz --summarize LOG`)."""
+    fuzzer = fuzzer or Fuzzer(work, findings)
     total = Tally()
     for seed in seeds:
         t = fuzzer.run_seed(seed)

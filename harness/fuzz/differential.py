@@ -135,15 +135,5 @@ def _reason(message: str) -> str:
 def run_seeds(seeds, work: Path, findings: Path, engines, backend: str = "sim", progress=None,
               log: Path | None = None) -> Tally:
     """`campaign.run_seeds` for several engines: one JSON line per kernel in `log`."""
-    import json
-    fuzzer = DifferentialFuzzer(work, findings, engines, backend)
-    total = Tally()
-    for seed in seeds:
-        t = fuzzer.run_seed(seed)
-        total.merge(t)
-        if log is not None:
-            with open(log, "a") as f:
-                f.write(json.dumps({"seed": seed, **t.to_json()}) + "\n")
-        if progress:
-            progress(total)
-    return total
+    from . import campaign
+    return campaign.run_seeds(seeds, work, findings, progress, log, DifferentialFuzzer(work, findings, engines, backend))
