@@ -105,3 +105,12 @@ def test_bounded_differential_fuzz(chunk, tmp_path, request):
     assert not new, "new findings:\n" + "\n".join(new)
     if known:
         pytest.xfail("known findings only: " + "; ".join(sorted(known)))
+
+
+def test_reducer_refuses_a_read_of_an_unassigned_local():
+    from harness.tools.reduce import Candidate, _reads_unassigned
+    kernel = (lambda src: Candidate(ast.parse(src).body[0], {}))
+    assert _reads_unassigned(kernel("def k(out, x):\n    for j in range(5):\n        acc = acc * 0.3 + x[0]\n"
+                                    "    out[0] = acc\n"))
+    assert not _reads_unassigned(kernel("def k(out, x):\n    acc = 1.0\n    for j in range(5):\n"
+                                        "        acc = acc * 0.3 + x[j]\n    out[0] = abs(acc)\n    out[0] += 1.0\n"))

@@ -376,6 +376,47 @@ PASSES = (("shapes and launch", size_edits), ("statements", statement_edits),
           ("sub-expressions", expression_edits), ("arguments", argument_edits))
 
 
+def _reads_unassigned(candidate: Candidate) -> bool:
+    """Whether a function of the candidate reads a local before any statement assigns it (in source
+    order): deleting `acc = ...` leaves `acc = acc * 0.3 + ...` reading garbage in a translation
+    (Warp and Taichi declare it uninitialised), a reducer-made bug that fails "the same way" by chance."""
+    import builtins
+    module_names = set(dir(builtins))
+    for fn in candidate.root().body:
+        local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        assigned = {a.arg for a in fn.args.args}
+        for node in _in_source_order(fn):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    assigned.add(node.id)
+                elif node.id in local and node.id not in assigned and node.id not in module_names:
+                    return True
+    return False
+
+
+def _in_source_order(fn: ast.FunctionDef):
+    """The function's names, a statement's right-hand side before its targets (`x = x + 1` reads first)."""
+    def visit(node):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            yield from visit(node.value) if node.value is not None else ()
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
+                    yield ast.Name(t.id, ast.Load())
+                yield from visit(t)
+        elif isinstance(node, ast.For):
+            yield from visit(node.iter)
+            yield from visit(node.target)
+            for child in node.body + node.orelse:
+                yield from visit(child)
+        else:
+            if isinstance(node, ast.Name):
+                yield node
+            for child in ast.iter_child_nodes(node):
+                yield from visit(child)
+    for stmt in fn.body:
+        yield from visit(stmt)
+
+
 # ----------------------------------------------------------------------------- the reducer
 
 class Reducer:
@@ -447,7 +488,7 @@ class Reducer:
                         continue
                 except (IndexError, AttributeError, TypeError):
                     continue
-                if candidate.size() >= self.best.size():
+                if candidate.size() >= self.best.size() or _reads_unassigned(candidate):
                     continue
                 outcome = self.evaluate(candidate)
                 if outcome is not None and Signature.of(outcome) == self.target:
