@@ -43,6 +43,7 @@ class Tally:
     features: Counter = field(default_factory=Counter)
     seconds: float = 0.0
     inconclusive: list = field(default_factory=list)        # (seed, mode, message): FD cannot judge
+    engine_runs: Counter = field(default_factory=Counter)   # "<engine> <kind>" -> runs (differential.py)
 
     def merge(self, other: "Tally"):
         self.kernels += other.kernels
@@ -53,22 +54,30 @@ class Tally:
         self.features.update(other.features)
         self.seconds += other.seconds
         self.inconclusive += other.inconclusive
+        self.engine_runs.update(other.engine_runs)
 
     def to_json(self) -> dict:
         return {"kernels": self.kernels, "runs": self.runs, "passes": self.passes, "refusals": dict(self.refusals),
                 "findings": [list(f) for f in self.findings], "features": dict(self.features),
-                "seconds": self.seconds, "inconclusive": [list(x) for x in self.inconclusive]}
+                "seconds": self.seconds, "inconclusive": [list(x) for x in self.inconclusive],
+                **({"engine_runs": dict(self.engine_runs)} if self.engine_runs else {})}
 
     @staticmethod
     def from_json(d: dict) -> "Tally":
         return Tally(d["kernels"], d["runs"], d["passes"], Counter(d["refusals"]), [tuple(f) for f in d["findings"]],
-                     Counter(d["features"]), d["seconds"], [tuple(x) for x in d.get("inconclusive", [])])
+                     Counter(d["features"]), d["seconds"], [tuple(x) for x in d.get("inconclusive", [])],
+                     Counter(d.get("engine_runs", {})))
 
     def summary(self) -> str:
         lines = [f"{self.kernels} kernels, {self.runs} runs: {self.passes} pass, "
                  f"{sum(self.refusals.values())} clear refusals, {len(self.inconclusive)} inconclusive "
                  f"(non-smooth point or float32 branch flip), {len(self.findings)} findings "
                  f"({self.seconds:.0f} s of runs)"]
+        if self.engine_runs:
+            engines = sorted({key.split(" ")[0] for key in self.engine_runs})
+            lines.append("runs by engine: " + "; ".join(
+                f"{e} " + ", ".join(f"{n} {key.split(' ', 1)[1]}" for key, n in sorted(self.engine_runs.items())
+                                     if key.split(" ")[0] == e) for e in engines))
         if self.refusals:
             lines.append("refusals by reason:")
             lines += [f"  {n:5d}  {reason}" for reason, n in self.refusals.most_common()]
@@ -192,10 +201,11 @@ class Fuzzer:
         tally.findings.append((seed, mode, kind, message, str(case)))
 
 
-def run_seeds(seeds, work: Path, findings: Path, progress=None, log: Path | None = None) -> Tally:
-    """Run `seeds` in this process; with `log`, append one JSON line per kernel (a campaign that is
-    stopped early still has its counts: `harness fuzz --summarize LOG`)."""
-    fuzzer = Fuzzer(work, findings)
+def run_seeds(seeds, work: Path, findings: Path, progress=None, log: Path | None = None, fuzzer=None) -> Tally:
+    """Run `seeds` in this process (with `fuzzer`, a differential one: differential.py); with `log`,
+    append one JSON line per kernel (a campaign that is stopped early still has its counts:
+    `harness fuzz --summarize LOG`)."""
+    fuzzer = fuzzer or Fuzzer(work, findings)
     total = Tally()
     for seed in seeds:
         t = fuzzer.run_seed(seed)
@@ -226,8 +236,8 @@ def logged_seeds(log: Path) -> set[int]:
     """Seeds a campaign log already holds (`harness fuzz --resume` skips them)."""
     if not Path(log).exists():
         return set()
-    return {json.loads(line)["seed"] for line in Path(log).read_text().splitlines()
-            if line.strip() and "seed" in json.loads(line)}
+    records = [json.loads(line) for line in Path(log).read_text().splitlines() if line.strip()]
+    return {r["seed"] for r in records if "seed" in r and not r.get("worker_died")}   # a dead worker's seed reruns
 
 
 def copy_finding(src_case: Path, cases_dir: Path, kernels_dir: Path, new_name: str):

@@ -23,12 +23,25 @@ def add_fuzz_parser(subparsers) -> None:
     p.add_argument("--resume", action="store_true",
                    help="skip the seeds that --log already holds (a campaign stopped early, or split over machines)")
     p.add_argument("--summarize", default=None, metavar="LOG", help="print the counts of a --log file, run nothing")
+    p.add_argument("--engine", default="bundled", metavar="NAMES",
+                   help="engines to fuzz, comma-separated (bundled, warp, taichi; default bundled); with an adapter, "
+                        "kernels come from the grammar's adapters profile and each adapter is compared with the "
+                        "bundled engine (harness/fuzz/differential.py)")
+    p.add_argument("--backend", default=None, choices=("sim", "cuda", "ptx"),
+                   help="sim: the simulator and the adapters' CPU device (the default); cuda: the GPU; with "
+                        "--syntax: ptx (its default; numba's compile decides which kernels are valid) or sim")
+    p.add_argument("--dask", action="store_true",
+                   help="run the seeds as Dask distributed tasks on a LocalCluster of -j workers (harness/fuzz/distributed.py)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the seeds on this Dask scheduler's workers (implies --dask), e.g. tcp://host:8786")
+    p.add_argument("--triage", default=None, metavar="FINDINGS",
+                   help="dedupe, reduce and write reproducers for a findings folder, run nothing else "
+                        "(harness/fuzz/findings.py); with --log, its counts go on the campaign page")
+    p.add_argument("-o", "--output", default="fuzz-triage", help="folder for --triage (default fuzz-triage)")
     p.add_argument("--show", type=int, default=None, metavar="SEED", help="print one seed's kernel and case, run nothing")
     p.add_argument("--syntax", action="store_true",
                    help="the syntax fuzzer instead (harness/fuzz/syntax.py): kernels in the whole numba.cuda "
                         "dialect, forward and reverse built (not run); any exception but a refusal is a crash")
-    p.add_argument("--backend", default=None, choices=("ptx", "sim"),
-                   help="with --syntax: ptx (default; numba's compile decides which kernels are valid) or sim")
     p.set_defaults(func=run_fuzz)
 
 
@@ -46,10 +59,16 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _worker(args) -> object:
-    seeds, work, findings, log, parent = args
+    seeds, work, findings, log, parent, engines, backend = args
     if parent is not None:
         _exit_with_parent(parent)
-    from .campaign import run_seeds
+    if engines != ["bundled"] or backend != "sim":
+        from functools import partial
+
+        from .differential import run_seeds as differential
+        run_seeds = partial(differential, engines=engines, backend=backend)
+    else:
+        from .campaign import run_seeds
     done = [0]
 
     def progress(t):
@@ -57,7 +76,7 @@ def _worker(args) -> object:
         if done[0] % 50 == 0:
             print(f"  worker seeds {seeds[0]}..: {t.kernels} kernels, {len(t.findings)} findings",
                   file=sys.stderr, flush=True)
-    return run_seeds(seeds, Path(work), Path(findings), progress, Path(log) if log else None)
+    return run_seeds(seeds, Path(work), Path(findings), progress=progress, log=Path(log) if log else None)
 
 
 def run_fuzz(args) -> int:
@@ -65,8 +84,29 @@ def run_fuzz(args) -> int:
         print("harness fuzz: --count and --jobs must be >= 1", file=sys.stderr)
         return 2
     if args.syntax:
+        if args.backend == "cuda":
+            print("harness fuzz: --syntax builds kernels without running them: --backend ptx or sim", file=sys.stderr)
+            return 2
+        args.backend = args.backend or "ptx"
         from .syntax import run_syntax_fuzz
         return run_syntax_fuzz(args)
+    if args.backend == "ptx":
+        print("harness fuzz: a campaign runs its kernels: --backend sim or cuda (ptx is for --syntax)", file=sys.stderr)
+        return 2
+    args.backend = args.backend or "sim"
+    from ..engines import parse_engines
+    try:
+        engines = parse_engines(args.engine)
+    except ValueError as exc:
+        print(f"harness fuzz: {exc}", file=sys.stderr)
+        return 2
+    if args.triage:
+        from ..backends import get_backend
+        get_backend("sim")
+        from .findings import triage
+        records = triage(Path(args.triage), Path(args.output), Path.cwd(), Path(args.log) if args.log else None)
+        print(f"{len(records)} distinct findings; {Path(args.output) / 'campaign.md'}")
+        return 0
     if args.summarize:
         from .campaign import summarize_log
         print(summarize_log(Path(args.summarize)).summary())
@@ -74,8 +114,9 @@ def run_fuzz(args) -> int:
     if args.show is not None:
         import yaml
         from .campaign import case_document
+        from .differential import profile_for
         from .grammar import generate
-        fk = generate(args.show)
+        fk = generate(args.show, profile_for(engines))
         print(fk.source)
         print(yaml.safe_dump(case_document(fk, f"fz_{args.show}"), sort_keys=False, default_flow_style=None))
         return 0
@@ -96,9 +137,15 @@ def run_fuzz(args) -> int:
         work = Path(args.work) if args.work else Path(tmp)
         jobs = min(args.jobs, len(seeds))
         parent = os.getpid() if jobs > 1 else None
-        chunks = [(seeds[k::jobs], str(work), args.findings, args.log, parent) for k in range(jobs)]
+        chunks = [(seeds[k::jobs], str(work), args.findings, args.log, parent, engines, args.backend)
+                  for k in range(jobs)]
         total = Tally()
-        if jobs == 1:
+        if args.dask or args.scheduler:
+            from .distributed import run_on_dask
+            total = run_on_dask(seeds, work, Path(args.findings), engines, args.backend,
+                                Path(args.log) if args.log else None, workers=args.jobs, scheduler=args.scheduler,
+                                say=lambda s: print(s, file=sys.stderr, flush=True))
+        elif jobs == 1:
             total = _worker(chunks[0])
         else:
             import multiprocessing

@@ -14,6 +14,7 @@ all zero.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 # Unary rules on any real argument `{0}` (an atom): bounded, inside every domain, away from kinks.
@@ -36,6 +37,23 @@ BINARY = [
 ]
 COMPARE = ["<", ">", "<=", ">="]
 
+# The grammar's profiles: `bundled` is the whole grammar (the engine's claimed subset); `adapters`
+# draws the kernels the Warp and Taichi adapters can express (docs/engines.md): no block-level
+# forms (shared memory, barriers, shuffles), no device-side autodiff, no Active scalars (neither
+# system has a scalar kernel argument's adjoint), and only the math functions both translate.
+# What they still refuse of it (Taichi's while/break/continue, atomics, ...) is counted as refusals.
+PROFILES = ("bundled", "adapters")
+PORTABLE_MATH = frozenset({"sin", "cos", "tan", "asin", "acos", "atan", "tanh", "exp", "expm1", "log", "log1p",
+                           "sqrt", "atan2", "hypot", "pow", "fabs"})
+
+
+def _portable(template: str) -> bool:
+    return "%" not in template and set(re.findall(r"math\.(\w+)", template)) <= PORTABLE_MATH
+
+
+PORTABLE_UNARY = [t for t in UNARY if _portable(t)]
+PORTABLE_BINARY = [t for t in BINARY if _portable(t)]
+
 
 @dataclass
 class FuzzKernel:
@@ -47,6 +65,7 @@ class FuzzKernel:
     features: list = field(default_factory=list)  # grammar productions used (for the summary)
     modes: list = field(default_factory=lambda: ["forward", "reverse"])
     nested: dict | None = None                    # check.nested of a device-side autodiff kernel
+    profile: str = "bundled"                      # the grammar profile that drew it (PROFILES)
 
 
 class _Writer:
@@ -61,6 +80,7 @@ class _Writer:
         self.scalars = scalars                    # float scalars in scope
         self.locals: list[str] = []
         self.features: set[str] = set()
+        self.unary, self.binary = UNARY, BINARY     # the profile's rules (generate)
 
     def emit(self, text: str):
         self.lines.append("    " * self.indent + text)
@@ -80,11 +100,11 @@ class _Writer:
         if depth <= 0 or self.rng.random() < 0.25:
             return self.atom()
         if self.rng.random() < 0.55:
-            template = self.rng.choice(UNARY)
+            template = self.rng.choice(self.unary)
             arg = self.bind(self.expr(depth - 1)) if template.count("{0}") > 1 else self.expr(depth - 1)
             self.features.add("rule")
             return template.format(f"({arg})" if " " in arg else arg)
-        template = self.rng.choice(BINARY)
+        template = self.rng.choice(self.binary)
         a, b = self.expr(depth - 1), self.expr(depth - 1)
         if template.count("{0}") > 1:
             a = self.bind(a)
@@ -262,9 +282,17 @@ def _nested(seed: int, rng: random.Random, dtype: str) -> FuzzKernel:
                                                                       "x": {"shadow": "dx"}}})
 
 
-def generate(seed: int) -> FuzzKernel:
+def generate(seed: int, profile: str = "bundled") -> FuzzKernel:
+    """Seed `seed`'s kernel of `profile` (PROFILES); the bundled profile's kernels are the ones every
+    earlier campaign ran (an adapters kernel of a seed is another kernel)."""
+    if profile not in PROFILES:
+        raise ValueError(f"grammar profile {profile!r}: choose from {', '.join(PROFILES)}")
+    portable = profile == "adapters"
     rng = random.Random(seed)
-    form = rng.choices(["grid1", "shared", "grid2", "nested"], weights=[6, 2, 2, 1.5])[0]
+    if portable:
+        form = rng.choices(["grid1", "grid2"], weights=[6, 2])[0]
+    else:
+        form = rng.choices(["grid1", "shared", "grid2", "nested"], weights=[6, 2, 2, 1.5])[0]
     if form == "nested":
         return _nested(seed, rng, rng.choice(["float64", "float64", "float32"]))
     features = {form}
@@ -272,6 +300,8 @@ def generate(seed: int) -> FuzzKernel:
     x_act = rng.choice(["duplicated", "duplicated", "const"])
     y_act = rng.choice(["duplicated", "const", "duplicated_no_need"]) if form != "grid2" else "const"
     a_act = rng.choice(["active", "const"])
+    if portable:
+        a_act = "const"
     ctx = {"helper": {"name": "helper", "tuple": rng.random() < 0.4}, "acc_array": "acc", "atomics": set()}
     header = ["import math", "", "from numba import cuda, float32, float64", "", ""]
     helper_used = rng.random() < 0.3
@@ -283,6 +313,8 @@ def generate(seed: int) -> FuzzKernel:
         params = ["out", "x", "y", "a"]
         loads = ["x[i, j]", f"x[(i + 1) % {rows}, j]", f"y[i, (j * 2) % {cols}]"]
         w = _Writer(rng, loads, ["a"])
+        if portable:
+            w.unary, w.binary = PORTABLE_UNARY, PORTABLE_BINARY
         body_start = ["    i, j = cuda.grid(2)"]
         if rng.random() < 0.5:
             body_start += ["    if i >= out.shape[0] or j >= out.shape[1]:", "        return"]
@@ -323,6 +355,8 @@ def generate(seed: int) -> FuzzKernel:
         inplace = y_act == "duplicated" and rng.random() < 0.4
         loads = ["x[i]", "y[i]", "x[idx[i]]", f"x[{size - 1} - i]"] + ([] if inplace else [f"y[(i + 1) % {size}]"])
         w = _Writer(rng, loads, ["a"])
+        if portable:
+            w.unary, w.binary = PORTABLE_UNARY, PORTABLE_BINARY
         body_start = ["    i = cuda.grid(1)"]
         indent = 1
         if grid_stride:
@@ -375,4 +409,4 @@ def generate(seed: int) -> FuzzKernel:
         launch = {"threads": n_threads, "block": block}
     features |= w.features
     source = "\n".join(header) + f"def kernel({', '.join(params)}):\n" + "\n".join(body_start + w.lines) + "\n"
-    return FuzzKernel(seed, source, args, launch, [dtype], sorted(features))
+    return FuzzKernel(seed, source, args, launch, [dtype], sorted(features), profile=profile)

@@ -49,7 +49,8 @@ def load_runs(spec: str, root: Path, backend: str):
         cases = load_case_file(path, root)
     except CaseError as exc:
         raise ToolError(f"malformed case file: {exc}") from None
-    runs = [run for case in cases for run in expand_runs(case, backend)]
+    engine = run_name.rpartition("@")[2] if "@" in run_name else None     # an adapter's run: name@warp
+    runs = [run for case in cases for run in expand_runs(case, backend, ("bundled",) + ((engine,) if engine else ()))]
     if run_name:
         chosen = [run for run in runs if run.name == run_name]
         if not chosen:

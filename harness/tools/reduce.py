@@ -29,7 +29,7 @@ import copy
 import contextlib
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dc_field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -68,19 +68,26 @@ class Signature:
 
 @dataclass
 class Candidate:
-    """A kernel function (as an AST) and the case data (as loaded YAML) that run it."""
+    """A kernel function (as an AST), the module's other functions (device functions, a nested
+    AD's function: shrunk like the kernel) and the case data (as loaded YAML) that run them."""
     function: ast.FunctionDef
     case: dict
+    helpers: list = dc_field(default_factory=list)
 
     def copy(self) -> "Candidate":
-        return Candidate(copy.deepcopy(self.function), copy.deepcopy(self.case))
+        return Candidate(copy.deepcopy(self.function), copy.deepcopy(self.case), copy.deepcopy(self.helpers))
+
+    def root(self) -> ast.Module:
+        """Every function the edits may change, under one root: paths into it reach the candidate's own
+        nodes (the module is a fresh wrapper, its functions are not copies)."""
+        return ast.Module(body=[self.function, *self.helpers], type_ignores=[])
 
     def kernel_lines(self) -> int:
         return len(ast.unparse(self.function).splitlines())
 
     def size(self) -> tuple[int, int, int]:
         """What the reducer makes smaller: AST nodes, then launch size, then arguments."""
-        return (sum(1 for _ in ast.walk(self.function)), _launch_size(self.case), len(self.case.get("args", {})))
+        return (sum(1 for _ in ast.walk(self.root())), _launch_size(self.case), len(self.case.get("args", {})))
 
 
 def _launch_size(case: dict) -> int:
@@ -104,7 +111,12 @@ class ModuleContext:
             raise ToolError(f"{path} has no top-level function '{function}'")
         self.function = kernels[0]
 
-    def source(self, function: ast.FunctionDef, header: str = "") -> str:
+    def helpers(self) -> list[ast.FunctionDef]:
+        """The module's other functions, which a candidate shrinks too (copies)."""
+        return [copy.deepcopy(n) for n in self.nodes if isinstance(n, ast.FunctionDef)]
+
+    def source(self, function: ast.FunctionDef, header: str = "", helpers=()) -> str:
+        shrunk = {h.name: h for h in helpers}
         wanted = _names_in(function)
         kept: list[ast.stmt] = []
         changed = True
@@ -116,6 +128,7 @@ class ModuleContext:
                     wanted |= _names_in(node)
                     changed = True
         kept.sort(key=self.nodes.index)
+        kept = [shrunk.get(n.name, n) if isinstance(n, ast.FunctionDef) else n for n in kept]
         body = [ast.unparse(_pruned_import(n, wanted) if isinstance(n, (ast.Import, ast.ImportFrom)) else n)
                 for n in kept]
         text = "\n".join(body) + "\n\n\n" + ast.unparse(function) + "\n"
@@ -184,8 +197,9 @@ def _paths(node: ast.AST, path=()) -> Iterator[tuple[tuple, ast.AST]]:
             yield from _paths(value, step)
 
 
-def _statement_paths(function: ast.FunctionDef) -> list[tuple]:
-    found = [p for p, n in _paths(function) if isinstance(n, ast.stmt) and p[-1][0] in ("body", "orelse", "finalbody")]
+def _statement_paths(root: ast.Module) -> list[tuple]:
+    found = [p for p, n in _paths(root) if isinstance(n, ast.stmt) and len(p) > 1
+             and p[-1][0] in ("body", "orelse", "finalbody")]      # never a whole function
     return list(reversed(found))           # later statements first: earlier ones feed them
 
 
@@ -246,8 +260,8 @@ def _resize(old: int, new: int) -> Callable[[Candidate], bool]:
 
 def statement_edits(candidate: Candidate) -> list[Edit]:
     edits: list[Edit] = []
-    for path in _statement_paths(candidate.function):
-        node = _locate(candidate.function, path)
+    for path in _statement_paths(candidate.root()):
+        node = _locate(candidate.root(), path)
         text = ast.unparse(node).splitlines()[0][:60]
         edits.append((f"delete `{text}`", _delete(path)))
         if isinstance(node, ast.If):
@@ -262,7 +276,7 @@ def statement_edits(candidate: Candidate) -> list[Edit]:
 
 def _delete(path) -> Callable[[Candidate], bool]:
     def apply(candidate: Candidate) -> bool:
-        parent = _locate(candidate.function, path[:-1])
+        parent = _locate(candidate.root(), path[:-1])
         field, index = path[-1]
         body = getattr(parent, field)
         del body[index]
@@ -274,7 +288,7 @@ def _delete(path) -> Callable[[Candidate], bool]:
 
 def _splice(path, branch: str) -> Callable[[Candidate], bool]:
     def apply(candidate: Candidate) -> bool:
-        parent = _locate(candidate.function, path[:-1])
+        parent = _locate(candidate.root(), path[:-1])
         field, index = path[-1]
         body = getattr(parent, field)
         body[index:index + 1] = getattr(body[index], branch) or [ast.Pass()]
@@ -284,7 +298,7 @@ def _splice(path, branch: str) -> Callable[[Candidate], bool]:
 
 def _shorten(path, trips: int) -> Callable[[Candidate], bool]:
     def apply(candidate: Candidate) -> bool:
-        loop = _locate(candidate.function, path)
+        loop = _locate(candidate.root(), path)
         new = ast.Call(func=ast.Name("range", ast.Load()), args=[ast.Constant(trips)], keywords=[])
         if ast.unparse(loop.iter) == ast.unparse(new):
             return False
@@ -296,7 +310,7 @@ def _shorten(path, trips: int) -> Callable[[Candidate], bool]:
 def expression_edits(candidate: Candidate) -> list[Edit]:
     """An expression replaced by a part of itself (never a store target)."""
     edits: list[Edit] = []
-    for path, node in _paths(candidate.function):
+    for path, node in _paths(candidate.root()):
         if not isinstance(node, ast.expr) or isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             continue
         if isinstance(node, ast.BinOp):
@@ -337,7 +351,7 @@ def _substitute(path, part: ast.expr) -> Callable[[Candidate], bool]:
     replacement = copy.deepcopy(part)
 
     def apply(candidate: Candidate) -> bool:
-        _replace(candidate.function, path, copy.deepcopy(replacement))
+        _replace(candidate.root(), path, copy.deepcopy(replacement))
         return True
     return apply
 
@@ -362,6 +376,47 @@ PASSES = (("shapes and launch", size_edits), ("statements", statement_edits),
           ("sub-expressions", expression_edits), ("arguments", argument_edits))
 
 
+def _reads_unassigned(candidate: Candidate) -> bool:
+    """Whether a function of the candidate reads a local before any statement assigns it (in source
+    order): deleting `acc = ...` leaves `acc = acc * 0.3 + ...` reading garbage in a translation
+    (Warp and Taichi declare it uninitialised), a reducer-made bug that fails "the same way" by chance."""
+    import builtins
+    module_names = set(dir(builtins))
+    for fn in candidate.root().body:
+        local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        assigned = {a.arg for a in fn.args.args}
+        for node in _in_source_order(fn):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    assigned.add(node.id)
+                elif node.id in local and node.id not in assigned and node.id not in module_names:
+                    return True
+    return False
+
+
+def _in_source_order(fn: ast.FunctionDef):
+    """The function's names, a statement's right-hand side before its targets (`x = x + 1` reads first)."""
+    def visit(node):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            yield from visit(node.value) if node.value is not None else ()
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
+                    yield ast.Name(t.id, ast.Load())
+                yield from visit(t)
+        elif isinstance(node, ast.For):
+            yield from visit(node.iter)
+            yield from visit(node.target)
+            for child in node.body + node.orelse:
+                yield from visit(child)
+        else:
+            if isinstance(node, ast.Name):
+                yield node
+            for child in ast.iter_child_nodes(node):
+                yield from visit(child)
+    for stmt in fn.body:
+        yield from visit(stmt)
+
+
 # ----------------------------------------------------------------------------- the reducer
 
 class Reducer:
@@ -373,7 +428,7 @@ class Reducer:
         self.tried = 0
         self.work = reduce_work_dir(root) / f"{run.case.id}-{int(time.time() * 1000) % 10**8}"
         self.work.mkdir(parents=True, exist_ok=True)
-        self.best = Candidate(copy.deepcopy(module.function), case)
+        self.best = Candidate(copy.deepcopy(module.function), case, module.helpers())
         self.target: Signature | None = None
 
     def evaluate(self, candidate: Candidate):
@@ -383,13 +438,16 @@ class Reducer:
         self.tried += 1
         stem = f"c{self.tried:04d}"
         kernel = self.work / f"{stem}.py"
-        kernel.write_text(self.module.source(ast.fix_missing_locations(candidate.function)), encoding="utf-8")
+        kernel.write_text(self.module.source(ast.fix_missing_locations(candidate.function),
+                                             helpers=[ast.fix_missing_locations(h) for h in candidate.helpers]),
+                          encoding="utf-8")
         data = copy.deepcopy(candidate.case)
         data["kernel"] = f"{project_relative(kernel, self.root)}:{candidate.function.name}"
         case_file = self.work / f"{stem}.yaml"
         case_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         try:
-            runs = [r for case in load_case_file(case_file, self.root) for r in expand_runs(case, self.run.backend)]
+            runs = [r for case in load_case_file(case_file, self.root)       # the run's own engine (an adapter's too)
+                    for r in expand_runs(case, self.run.backend, (getattr(self.run, "engine", "bundled"),))]
         except (CaseError, ValueError, TypeError):
             return None
         return self.runner.execute(runs[0]) if runs else None
@@ -430,7 +488,7 @@ class Reducer:
                         continue
                 except (IndexError, AttributeError, TypeError):
                     continue
-                if candidate.size() >= self.best.size():
+                if candidate.size() >= self.best.size() or _reads_unassigned(candidate):
                     continue
                 outcome = self.evaluate(candidate)
                 if outcome is not None and Signature.of(outcome) == self.target:
@@ -464,14 +522,14 @@ def one_run_case(case_file: Path, run) -> dict:
 
 def write_reproducer(best: Candidate, module: ModuleContext, root: Path, output: Path, run, target: Signature,
                      mutant: str | None) -> tuple[Path, Path]:
-    case_id = f"{run.case.id}-{run.name}-reduced"
+    case_id = f"{run.case.id}-{run.name.replace('@', '-')}-reduced"
     output = root / output
     output.mkdir(parents=True, exist_ok=True)
     kernel_path = output / f"{case_id.replace('-', '_')}.py"
     case_path = output / f"{case_id}.yaml"
     origin = f"{run.run_id}" + (f" under the planted bug {mutant}" if mutant else "")
     header = (f'"""Reduced by `harness reduce` from {origin}: {target}."""\n')
-    kernel_path.write_text(module.source(ast.fix_missing_locations(best.function), header), encoding="utf-8")
+    kernel_path.write_text(module.source(ast.fix_missing_locations(best.function), header, best.helpers), encoding="utf-8")
     data = copy.deepcopy(best.case)
     data["id"] = case_id
     data["title"] = f"reduced from {run.run_id}: {target}"

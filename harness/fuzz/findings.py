@@ -1,0 +1,251 @@
+"""From a campaign's findings to distinct, reduced, upstream-ready reports.
+
+`harness fuzz --triage FINDINGS_DIR [--log LOG] [-o OUT]`:
+
+1. every saved finding (fuzz-<seed>-<engine>-<kind>.yaml) with its failing run (from its
+   description) is grouped by a first signature: engine, run mode, failing oracles, and the
+   constructs of the unreduced kernel; one finding per group is reduced (harness/tools/reduce.py,
+   through the finding's own engine; device functions shrink too);
+2. the reduced kernel's constructs make the final signature (engine, mode, failing oracle, the
+   constructs left after reduction): findings that reduce to the same signature are one finding;
+3. each distinct finding is written to OUT as a case (with that engine's xfail "found by fuzzing;
+   not yet reported") beside its kernel, and, for Warp and Taichi, a plain reproducer script
+   (harness/fuzz/reproducer.py), which is run in a fresh interpreter without the harness on its path
+   to confirm it prints a wrong derivative;
+4. OUT/campaign.md lists the distinct findings per engine and construct with their minimal kernels,
+   the refusal counts and the throughput (from LOG).
+"""
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+_FOUND = re.compile(r"Found: (\S+?)(?:@(\w+))?: ")
+
+
+def constructs(source: str, function: str = "kernel") -> list[str]:
+    """The constructs a kernel module's code uses (the signature's last part)."""
+    tree = ast.parse(source)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.While):
+            names.add("while")
+        elif isinstance(node, ast.For):
+            it = node.iter
+            dynamic = isinstance(it, ast.Call) and any(not isinstance(a, ast.Constant) for a in it.args)
+            names.add("dynamic-loop" if dynamic else "static-loop")
+            if isinstance(it, ast.Call) and len(it.args) == 3:
+                names.add("stepped-range")
+        elif isinstance(node, ast.Break):
+            names.add("break")
+        elif isinstance(node, ast.Continue):
+            names.add("continue")
+        elif isinstance(node, ast.If):
+            names.add("if")
+        elif isinstance(node, ast.IfExp):
+            names.add("ternary")
+        elif isinstance(node, ast.Return) and node.value is None:
+            names.add("early-return")
+        elif isinstance(node, ast.Call):
+            text = ast.unparse(node.func)
+            if text.startswith("cuda.atomic."):
+                names.add(f"atomic-{text.rsplit('.', 1)[1]}")
+            elif text.startswith("math."):
+                names.add(text.removeprefix("math."))
+            elif text in ("min", "max", "abs"):
+                names.add(text)
+            elif text == "cuda.gridsize":
+                names.add("grid-stride")
+            elif isinstance(node.func, ast.Name) and text not in ("range", "float", "int"):
+                names.add("device-function")
+        elif isinstance(node, ast.AugAssign):
+            names.add("in-place")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            names.add("pow")
+    return sorted(names)
+
+
+@dataclass
+class Finding:
+    case: Path
+    engine: str
+    run: str                 # the run name, e.g. reverse-float64@warp
+    kind: str
+    message: str
+
+    @property
+    def mode(self) -> str:
+        return self.run.split("-")[0]
+
+    @property
+    def oracle(self) -> str:
+        m = re.search(r"(?:: )?(zero|fd-\w+|dot|nondet|\w+-relation)\b", self.message)
+        return "crash" if self.kind == "crash" else (m.group(1) if m else "fail")
+
+
+def saved_findings(folder: Path) -> list[Finding]:
+    found = []
+    for case in sorted((Path(folder) / "cases").glob("fuzz-*.yaml")):
+        doc = yaml.safe_load(case.read_text())
+        m = _FOUND.search(doc.get("description", ""))
+        parts = case.stem.split("-")
+        engine, kind = (parts[2], "-".join(parts[3:])) if len(parts) > 3 else ("bundled", parts[-1])
+        run = (m.group(1) + (f"@{m.group(2)}" if m.group(2) else "")) if m else "reverse"
+        message = doc["description"].split("Found: ", 1)[-1]
+        found.append(Finding(case, engine, run, kind, message))
+    return found
+
+
+def first_signature(f: Finding) -> tuple:
+    src = (f.case.parent.parent / yaml.safe_load(f.case.read_text())["kernel"].split(":")[0]).read_text()
+    return (f.engine, f.mode, f.oracle, tuple(constructs(src)))
+
+
+def _message_head(message: str) -> str:
+    return re.sub(r"[\d.e+-]{3,}", "N", message.split("\n")[0])[:90]
+
+
+def reduce_finding(f: Finding, root: Path, budget: int, deadline_s: float, log=print):
+    """(reduced kernel source, reduced case dict, signature) of one finding, through its engine."""
+    import copy
+
+    from harness.runner import Runner
+    from harness.tools.common import load_runs
+    from harness.tools.reduce import ModuleContext, Reducer, one_run_case
+    spec = f"{f.case}::{f.run}"
+    _, runs = load_runs(spec, f.case.parent.parent, "sim")
+    run = runs[0]
+    module = ModuleContext(f.case.parent.parent / run.case.kernel.path, run.case.kernel.function)
+    case = one_run_case(f.case, run)
+    case.pop("engines", None)             # the reduction judges the engine itself, not its xfail
+    # One block of exactly the launch's threads: a reduction that drops the bounds guard then stays in
+    # bounds (the adapters run on the CPU without bounds checks; a rounded-up block read past the end).
+    launch = case.get("launch") or {}
+    if "threads" in launch:
+        launch["block"] = launch["threads"]
+    reducer = Reducer(root, run, Runner(root, "sim", timeout_s=60), module, copy.deepcopy(case), log=log,
+                      budget=budget, deadline_s=deadline_s)
+    try:
+        reducer.start()
+        best = reducer.reduce() if reducer.target.state not in ("PASS", "XFAIL") else reducer.best
+    finally:
+        reducer.cleanup()
+    source = module.source(ast.fix_missing_locations(best.function), helpers=best.helpers)
+    return source, best.case, (f.engine, f.mode, f.oracle, tuple(constructs(source))), str(reducer.target)
+
+
+def run_reproducer(path: Path, timeout_s: float = 600) -> tuple[int, str]:
+    """Run a reproducer as a user would: a fresh interpreter, no harness on its path."""
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=timeout_s,
+                          env=env, cwd=path.parent)
+    lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip() and "[Taichi]" not in ln]
+    return done.returncode, "\n".join(lines[-4:])
+
+
+def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, budget: int = 40,
+           deadline_s: float = 300, say=print) -> list[dict]:
+    """Steps 1-4 of the module's doc; returns one record per distinct finding."""
+    from harness.cases import expand_runs, load_case_file
+    from harness.runner import Runner
+    from harness.tools.reduce import case_text
+
+    import os
+
+    from . import reproducer
+    # Each adapter run of a candidate in a child process of its own (harness/engines/isolation.py): a
+    # shrunk shape can index past an array, which Warp's and Taichi's CPU devices do not check, and a
+    # heap corruption there ("corrupted size vs. prev_size") killed the whole triage.
+    os.environ.setdefault("HARNESS_ISOLATE_ENGINES", "1")
+    groups: dict[tuple, list[Finding]] = {}
+    for f in saved_findings(findings):
+        groups.setdefault(first_signature(f), []).append(f)
+    say(f"{sum(map(len, groups.values()))} saved findings in {len(groups)} groups")
+    distinct: dict[tuple, dict] = {}
+    out = Path(out)
+    (out / "kernels").mkdir(parents=True, exist_ok=True)
+    (out / "cases").mkdir(parents=True, exist_ok=True)
+    for first, members in groups.items():
+        f = members[0]
+        say(f"reducing {f.case.name} {f.run} ({len(members)} like it)")
+        try:
+            source, case, signature, target = reduce_finding(f, root, budget, deadline_s, log=lambda s: None)
+        except Exception as exc:            # a finding the reducer cannot restate: keep it unreduced
+            say(f"  not reduced: {type(exc).__name__}: {exc}")
+            continue
+        if signature in distinct:
+            distinct[signature]["seeds"] += [m.case.stem for m in members]
+            continue
+        name = f"fuzz-{f.engine}-{f.mode}-{'-'.join(signature[3])[:60] or 'plain'}".replace("_", "-")
+        kernel = out / "kernels" / f"{name.replace('-', '_')}.py"
+        kernel.write_text(f'"""Reduced from {f.case.stem} ({f.run}) by `harness fuzz --triage`: {target}."""\n' + source)
+        case["id"], case["kernel"] = name, f"kernels/{kernel.name}:kernel"
+        case["title"] = f"{f.engine} {f.mode}: {f.oracle} with {', '.join(signature[3]) or 'plain arithmetic'} (fuzzing)"
+        case["description"] = f"Found by `harness fuzz` ({f.case.stem}, {f.run}): {f.message[:300]}"
+        if f.engine != "bundled":
+            from .differential import FOUND_BY_FUZZING, _system
+            case["engines"] = {f.engine: {"expect": {"xfail": {"reason": f"{_system(f.engine)}: {FOUND_BY_FUZZING}"}}}}
+        case_path = out / "cases" / f"{name}.yaml"
+        case_path.write_text(case_text(case))
+        record = {"signature": signature, "engine": f.engine, "run": f.run, "oracle": f.oracle, "case": str(case_path),
+                  "kernel": source, "seeds": [m.case.stem for m in members], "target": target, "reproducer": None}
+        if f.engine != "bundled" and f.kind != "crash":
+            runner = Runner(out, "sim", timeout_s=120)
+            run = next(r for c in load_case_file(case_path, out) for r in expand_runs(c, "sim", (f.engine,))
+                       if r.mode == "reverse") if "reverse" in case.get("modes", []) else None
+            if run is None:        # a forward finding: the reproducer checks the reverse pass of its kernel
+                case2 = dict(case, modes=["reverse"])
+                case_path.write_text(case_text(case2))
+                run = next(r for c in load_case_file(case_path, out) for r in expand_runs(c, "sim", (f.engine,)))
+                case_path.write_text(case_text(case))
+            outcome = runner.execute(run)
+            translated = outcome.sources.get("reverse")
+            if translated:
+                launch = case["launch"]
+                threads, block = launch["threads"], launch.get("block", launch["threads"])
+                dims = [(t + b - 1) // b * b for t, b in zip(*(v if isinstance(v, list) else [v] for v in (threads, block)))]
+                script = out / f"repro_{name.replace('-', '_')}.py"
+                reproducer.write(script, f.engine, Path(translated), case, (case.get("dtypes") or ["float64"])[0],
+                                 dims[0] if len(dims) == 1 else dims, case["title"])
+                code, said = run_reproducer(script)
+                record.update(reproducer=str(script), reproducer_exit=code, reproducer_says=said,
+                              reverse_state=outcome.state)
+                say(f"  reproducer {script.name}: exit {code}: {said.splitlines()[-1] if said else ''}")
+        distinct[signature] = record
+        say(f"  distinct: {signature}")
+    records = list(distinct.values())
+    (out / "campaign.md").write_text(campaign_page(records, log_file))
+    return records
+
+
+def campaign_page(records: list[dict], log_file: Path | None) -> str:
+    """The campaign's page: distinct findings per engine and construct, refusals, throughput."""
+    lines = ["# Differential fuzz campaign", ""]
+    if log_file and Path(log_file).exists():
+        from .campaign import summarize_log
+        t = summarize_log(Path(log_file))
+        rate = t.kernels / t.seconds * 60 if t.seconds else 0
+        lines += [f"{t.kernels} kernels, {t.runs} runs, {t.passes} pass, {sum(t.refusals.values())} refusals, "
+                  f"{len(t.inconclusive)} inconclusive, {len(t.findings)} saved findings; "
+                  f"throughput {rate:.1f} kernels per minute of run time ({t.seconds:.0f} s).", "",
+                  "| engine | outcome | runs |", "|---|---|---|"]
+        lines += [f"| {k.split(' ')[0]} | {k.split(' ', 1)[1]} | {n} |" for k, n in sorted(t.engine_runs.items())]
+        lines += ["", "## Refusals by reason", "", "| runs | engine: reason |", "|---|---|"]
+        lines += [f"| {n} | {r.replace('|', '/')} |" for r, n in t.refusals.most_common()]
+    lines += ["", "## Distinct findings", ""]
+    for r in sorted(records, key=lambda r: (r["engine"], r["signature"][3])):
+        lines += [f"### {r['engine']} {r['run']}: {r['oracle']} with {', '.join(r['signature'][3]) or 'plain arithmetic'}",
+                  "", f"Signature `{r['signature']}`; {len(r['seeds'])} saved finding(s): {', '.join(r['seeds'][:8])}; "
+                  f"case `{r['case']}`; the reduced run: {r['target']}.", ""]
+        if r.get("reproducer"):
+            lines += [f"Reproducer `{r['reproducer']}` (exit {r['reproducer_exit']}):", "", "```",
+                      r["reproducer_says"], "```", ""]
+        lines += ["```python", r["kernel"].strip(), "```", ""]
+    return "\n".join(lines) + "\n"
