@@ -20,13 +20,12 @@ def _copy(backend, values):
 @pytest.mark.parametrize("bench, mode, label", CASES, ids=[f"{b.name}-{m}-{label}" for b, m, label in CASES])
 def test_hand_written_kernel_matches_generated(launching_backend, engine, bench, mode, label):
     from harness.bench.suite import hand_launcher
-    from harness.engine.launch import LaunchConfig
     from harness.inputs import load_kernel
 
     backend = launching_backend
-    n = 150                                   # a partial last warp and a partial block
+    n = bench.test_n                          # a partial last warp and a partial block (or tile)
     kernel = load_kernel(bench.kernel, ROOT)
-    config = LaunchConfig.threads(n, min(bench.block, 64))
+    config = bench.config(n, min(bench.block, 64))
     base = bench.values(np, n, seed=3)
     base = {k: ((backend.asarray(v), backend.asarray(s) if s is not None else None) if isinstance(v, np.ndarray)
                 else (v, s)) for k, (v, s) in base.items()}
@@ -89,3 +88,60 @@ def test_device_oracle_problem_passes_every_oracle(launching_backend, monkeypatc
     for mode in ("forward", "reverse"):
         verdicts = run_gradient_oracles(problem, mode, rng=0)
         assert {v.verdict for v in verdicts} == {"pass"}, [(v.name, v.message) for v in verdicts]
+
+
+def _nbody_accel64(pos, mass, eps=0.01):
+    d = pos[None, :, :] - pos[:, None, :]
+    r2 = (d * d).sum(-1) + eps
+    return ((mass[None, :] / (r2 * np.sqrt(r2)))[:, :, None] * d).sum(1)
+
+
+def test_block_level_hand_adjoints_against_closed_forms(launching_backend):
+    """The hand-written adjoints of the block-level benches are right on their own, whatever the
+    engine does: the tiled matrix product's against dC B^T and A^T dC, the n-body gather's against
+    float64 central differences of the accelerations, the tree reduction's against 2 x dout."""
+    from harness.bench.suite import BENCHES, hand_launcher
+    backend = launching_backend
+    benches = {b.name: b for b in BENCHES}
+    up = lambda a: backend.asarray(np.ascontiguousarray(a))
+
+    mm = benches["tiled_matmul"]
+    vals = mm.values(np, mm.test_n, seed=5)
+    (a, da), (b, db), (c, dc) = vals["A"], vals["B"], vals["C"]
+    args = [up(a), up(da), up(b), up(db), up(c), up(dc)]
+    hand_launcher(mm.hand["reverse"]["hand"], mm.config(mm.test_n))(args)
+    backend.synchronize()
+    got = [backend.to_host(x) for x in args]
+    np.testing.assert_allclose(got[1], da + dc @ b.T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got[3], db + a.T @ dc, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got[4], a @ b, rtol=1e-4, atol=1e-4)
+    assert not got[5].any()
+
+    nb = benches["nbody_tiles"]
+    vals = nb.values(np, nb.test_n, seed=6)
+    (pos, dpos), (mass, _), (acc, dacc) = vals["pos"], vals["mass"], vals["acc"]
+    args = [up(pos), up(dpos), up(mass), up(acc), up(dacc)]
+    hand_launcher(nb.hand["reverse"]["hand"], nb.config(nb.test_n, 64))(args)
+    backend.synchronize()
+    got = [backend.to_host(x) for x in args]
+    p64, m64, w64 = pos.astype(np.float64), mass.astype(np.float64), dacc.astype(np.float64)
+    grad = np.zeros_like(p64)
+    h = 1e-6
+    for idx in np.ndindex(*p64.shape):
+        up_, dn = p64.copy(), p64.copy()
+        up_[idx] += h
+        dn[idx] -= h
+        grad[idx] = ((_nbody_accel64(up_, m64) - _nbody_accel64(dn, m64)) * w64).sum() / (2 * h)
+    np.testing.assert_allclose(got[1], dpos + grad, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(got[3], _nbody_accel64(p64, m64), rtol=1e-3, atol=1e-3)
+    assert not got[4].any()
+
+    tr = benches["tree_sum_while"]
+    vals = tr.values(np, tr.test_n, seed=7)
+    (out, dout), (x, dx) = vals["out"], vals["x"]
+    args = [up(out), up(dout), up(x), up(dx)]
+    hand_launcher(tr.hand["reverse"]["hand"], tr.config(tr.test_n, 64))(args)
+    backend.synchronize()
+    got = [backend.to_host(v) for v in args]
+    np.testing.assert_allclose(got[3], dx + 2 * x * dout[0], rtol=1e-5)
+    np.testing.assert_allclose(got[0], out + (x.astype(np.float64) ** 2).sum(), rtol=1e-5)

@@ -38,6 +38,15 @@ def build(name: str, values: dict):
         return conv, (arr["x"], arr["w"])
     if name == "scale":
         return (lambda alpha, x: alpha * x), (jnp.float32(values["alpha"][0]), arr["x"])
+    if name == "nbody":
+        mass = arr["mass"]
+
+        def accel(pos):                       # all pairs at once: m x m x 3 differences
+            d = pos[None, :, :] - pos[:, None, :]
+            r2 = jnp.sum(d * d, axis=-1) + 0.01
+            w = mass[None, :] / (r2 * jnp.sqrt(r2))
+            return jnp.sum(w[:, :, None] * d, axis=1)
+        return accel, (arr["pos"],)
     if name == "block_sum":
         return (lambda x: jnp.sum(x * x, keepdims=True)), (arr["x"],)
     raise KeyError(name)

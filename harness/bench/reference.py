@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, float64
+from numba import cuda, float32, float64
 
 TWO_OVER_SQRTPI = 1.1283791670955126
 
@@ -435,3 +435,195 @@ def block_sum_reverse(out, dout, x, dx):
         cuda.syncthreads()
     if t == 0:
         cuda.atomic.add(out, 0, sh[0])
+
+
+# ---------------------------------------------------------------- tiled matrix product (kernels/tiled.py)
+TILE = 16
+
+
+def tiled_matmul_forward(A, dA, B, dB, C, dC):
+    """C = A B and dC = dA B + A dB, with four shared tiles per step."""
+    sa = cuda.shared.array((TILE, TILE), float32)
+    sb = cuda.shared.array((TILE, TILE), float32)
+    sda = cuda.shared.array((TILE, TILE), float32)
+    sdb = cuda.shared.array((TILE, TILE), float32)
+    col, row = cuda.grid(2)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    n = A.shape[0]
+    acc, dacc = float32(0.0), float32(0.0)
+    for step in range(cuda.gridDim.x):
+        k = step * TILE
+        inside_a, inside_b = row < n and k + tx < n, col < n and k + ty < n
+        sa[ty, tx] = A[row, k + tx] if inside_a else float32(0.0)
+        sda[ty, tx] = dA[row, k + tx] if inside_a else float32(0.0)
+        sb[ty, tx] = B[k + ty, col] if inside_b else float32(0.0)
+        sdb[ty, tx] = dB[k + ty, col] if inside_b else float32(0.0)
+        cuda.syncthreads()
+        for j in range(TILE):
+            acc += sa[ty, j] * sb[j, tx]
+            dacc += sda[ty, j] * sb[j, tx] + sa[ty, j] * sdb[j, tx]
+        cuda.syncthreads()
+    if row < n and col < n:
+        C[row, col] = acc
+        dC[row, col] = dacc
+
+
+def tiled_matmul_reverse_dA(A, dA, B, dB, C, dC):
+    """dA += dC B^T, tiled like the primal: thread (row, col) sums dC[row, :] . B[col, :]."""
+    sg = cuda.shared.array((TILE, TILE), float32)
+    sb = cuda.shared.array((TILE, TILE), float32)
+    col, row = cuda.grid(2)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    n = A.shape[0]
+    base = cuda.blockIdx.x * TILE
+    acc = float32(0.0)
+    for step in range(cuda.gridDim.x):
+        k = step * TILE
+        sg[ty, tx] = dC[row, k + tx] if row < n and k + tx < n else float32(0.0)
+        sb[ty, tx] = B[base + ty, k + tx] if base + ty < n and k + tx < n else float32(0.0)   # B[col', k'] rows of this block's columns
+        cuda.syncthreads()
+        for j in range(TILE):
+            acc += sg[ty, j] * sb[tx, j]
+        cuda.syncthreads()
+    if row < n and col < n:
+        dA[row, col] += acc
+
+
+def tiled_matmul_reverse_dB(A, dA, B, dB, C, dC):
+    """dB += A^T dC: thread (row, col) sums A[:, row] . dC[:, col]."""
+    sa = cuda.shared.array((TILE, TILE), float32)
+    sg = cuda.shared.array((TILE, TILE), float32)
+    col, row = cuda.grid(2)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    n = A.shape[0]
+    base = cuda.blockIdx.y * TILE
+    acc = float32(0.0)
+    for step in range(cuda.gridDim.x):
+        k = step * TILE
+        sa[ty, tx] = A[k + ty, base + tx] if k + ty < n and base + tx < n else float32(0.0)
+        sg[ty, tx] = dC[k + ty, col] if k + ty < n and col < n else float32(0.0)
+        cuda.syncthreads()
+        for j in range(TILE):
+            acc += sa[j, ty] * sg[j, tx]
+        cuda.syncthreads()
+    if row < n and col < n:
+        dB[row, col] += acc
+
+
+def tiled_matmul_reverse_primal(A, dA, B, dB, C, dC):
+    """The reverse kernel's primal: C = A B (C ends in its final state) and dC consumed (C was
+    overwritten); runs after the two gradient kernels, which read dC."""
+    sa = cuda.shared.array((TILE, TILE), float32)
+    sb = cuda.shared.array((TILE, TILE), float32)
+    col, row = cuda.grid(2)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    n = A.shape[0]
+    acc = float32(0.0)
+    for step in range(cuda.gridDim.x):
+        k = step * TILE
+        sa[ty, tx] = A[row, k + tx] if row < n and k + tx < n else float32(0.0)
+        sb[ty, tx] = B[k + ty, col] if col < n and k + ty < n else float32(0.0)
+        cuda.syncthreads()
+        for j in range(TILE):
+            acc += sa[ty, j] * sb[j, tx]
+        cuda.syncthreads()
+    if row < n and col < n:
+        C[row, col] = acc
+        dC[row, col] = 0
+
+
+# ---------------------------------------------------------------- tree reduction in a while loop
+def tree_sum_while_reverse(out, dout, x, dx):
+    """out[0] += sum x^2 (as the primal: tree, one atomic per block); dx[i] += 2 x[i] dout[0]."""
+    sh = cuda.shared.array(256, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = float32(0.0)
+    if i < x.shape[0]:
+        xi = x[i]
+        dx[i] += float32(2.0) * xi * dout[0]
+        v = xi * xi
+    sh[t] = v
+    cuda.syncthreads()
+    stride = cuda.blockDim.x // 2
+    while stride > 0:
+        if t < stride:
+            sh[t] += sh[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, sh[0])
+
+
+# ---------------------------------------------------------------- n-body tile loop (kernels/tiled.py)
+BODIES = 64
+SOFTENING = 0.01
+
+
+def nbody_accel_reverse(pos, dpos, mass, acc, dacc):
+    """acc_i = sum_j m_j d_ij / r_ij^3 (d_ij = p_j - p_i, r^2 = |d|^2 + eps). Its Jacobian block
+    for the pair is G_ij = (I - 3 d d^T / r^2) / r^3, even in d, so the adjoint is a gather with no
+    atomics: dp_i += sum_j G_ij (m_i dacc_j - m_j dacc_i). Also writes acc (its final state) and
+    consumes dacc (acc was overwritten), after a grid-wide pass: dacc is read by every thread, so it
+    is zeroed by nbody_accel_reverse_consume."""
+    sp = cuda.shared.array((BODIES, 3), float32)
+    sg = cuda.shared.array((BODIES, 3), float32)
+    sm = cuda.shared.array(BODIES, float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    n = pos.shape[0]
+    inside = i < n
+    xi = pos[i, 0] if inside else float32(0.0)
+    yi = pos[i, 1] if inside else float32(0.0)
+    zi = pos[i, 2] if inside else float32(0.0)
+    mi = mass[i] if inside else float32(0.0)
+    gxi = dacc[i, 0] if inside else float32(0.0)
+    gyi = dacc[i, 1] if inside else float32(0.0)
+    gzi = dacc[i, 2] if inside else float32(0.0)
+    ax, ay, az = float32(0.0), float32(0.0), float32(0.0)
+    px, py, pz = float32(0.0), float32(0.0), float32(0.0)
+    for tile in range(cuda.gridDim.x):
+        j = tile * BODIES + t
+        ok = j < n
+        sp[t, 0] = pos[j, 0] if ok else float32(0.0)
+        sp[t, 1] = pos[j, 1] if ok else float32(0.0)
+        sp[t, 2] = pos[j, 2] if ok else float32(0.0)
+        sg[t, 0] = dacc[j, 0] if ok else float32(0.0)
+        sg[t, 1] = dacc[j, 1] if ok else float32(0.0)
+        sg[t, 2] = dacc[j, 2] if ok else float32(0.0)
+        sm[t] = mass[j] if ok else float32(0.0)
+        cuda.syncthreads()
+        for k in range(BODIES):
+            dx = sp[k, 0] - xi
+            dy = sp[k, 1] - yi
+            dz = sp[k, 2] - zi
+            r2 = dx * dx + dy * dy + dz * dz + float32(SOFTENING)
+            inv3 = float32(1.0) / (r2 * math.sqrt(r2))
+            w = sm[k] * inv3
+            ax += w * dx
+            ay += w * dy
+            az += w * dz
+            # v = m_i dacc_j - m_j dacc_i; G v = inv3 (v - 3 d (d . v) / r2)
+            vx = mi * sg[k, 0] - sm[k] * gxi
+            vy = mi * sg[k, 1] - sm[k] * gyi
+            vz = mi * sg[k, 2] - sm[k] * gzi
+            s = float32(3.0) * (dx * vx + dy * vy + dz * vz) / r2
+            px += inv3 * (vx - s * dx)
+            py += inv3 * (vy - s * dy)
+            pz += inv3 * (vz - s * dz)
+        cuda.syncthreads()
+    if inside:
+        acc[i, 0] = ax
+        acc[i, 1] = ay
+        acc[i, 2] = az
+        dpos[i, 0] += px
+        dpos[i, 1] += py
+        dpos[i, 2] += pz
+
+
+def nbody_accel_reverse_consume(pos, dpos, mass, acc, dacc):
+    i = cuda.grid(1)
+    if i < pos.shape[0]:
+        dacc[i, 0] = 0
+        dacc[i, 1] = 0
+        dacc[i, 2] = 0

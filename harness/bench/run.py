@@ -41,8 +41,10 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
     import cupy as cp
 
     from ..backends import get_backend
-    from ..engine.launch import Engine, LaunchConfig
+    from ..engine.launch import Engine
+    from ..errors import UnsupportedError
     from ..inputs import load_kernel
+    from . import libref
 
     backend = get_backend("cuda")
     engine = Engine(backend, options)         # options: EngineOptions (None: the defaults)
@@ -54,8 +56,8 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
     for b in benches:
         kernel = load_kernel(b.kernel, root)
         values = b.values(cp, n)
-        config = LaunchConfig.threads(n, b.block)
-        row = {"name": b.name, "kernel": b.kernel, "modes": {}}
+        config = b.config(n)
+        row = {"name": b.name, "kernel": b.kernel, "size": b.size(n), "geometry": b.geometry, "modes": {}}
         plain = [v for name, _, _ in b.args for v in [values[name][0]]]
         primal = engine.bind(kernel, config, *plain, mode="primal")
         row["primal_ms"] = event_time(primal.launch, repeats) * 1e3
@@ -67,14 +69,23 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
             except Exception as exc:          # a reference that cannot run is reported, not fatal
                 row["jax_error"] = f"{type(exc).__name__}: {exc}"
         for mode in MODES:
-            bound = engine.bind(kernel, config, *b.wrapped(values, mode), mode=mode)
+            try:
+                bound = engine.bind(kernel, config, *b.wrapped(values, mode), mode=mode)
+            except UnsupportedError as exc:   # a refusal is the row's result, not the end of the table
+                row["modes"][mode] = {"error": f"{type(exc).__name__}: {exc}"}
+                continue
             gen = event_time(bound.launch, repeats)
+            elements = sum(int(np.prod(b.shape(kind, n))) for _, kind, _ in b.args if kind == "n")
             m = {"generated_ms": gen * 1e3,
-                 "fraction_of_copy": b.streams(mode) * 4 * n / gen / copy_bps,
+                 "fraction_of_copy": b.streams(mode) * 4 * elements / gen / copy_bps,
                  "over_primal": gen / (row["primal_ms"] / 1e3)}
             for label, fname in b.hand.get(mode, {}).items():
                 hand = hand_launcher(fname, config, bound.grid)
                 t = event_time(lambda: hand(bound.kernel_args), repeats)
+                m[f"{label}_ms"] = t * 1e3
+                m[f"generated_over_{label}"] = gen / t
+            for label, fname in b.library.get(mode, {}).items():
+                t = event_time(getattr(libref, fname)(values), repeats)
                 m[f"{label}_ms"] = t * 1e3
                 m[f"generated_over_{label}"] = gen / t
             if mode in jax_t:
@@ -204,12 +215,16 @@ def table(result: dict) -> str:
              f"{'benchmark':22} {'mode':8} {'gen ms':>9} {'hand ms':>9} {'gen/hand':>9} {'of copy':>8} {'jax ms':>9} {'gen/jax':>8}"]
     for row in result["rows"]:
         for mode, m in row["modes"].items():
+            if "error" in m:
+                lines.append(f"{row['name']:22} {mode:8} {m['error'][:100]}")
+                continue
             hand = m.get("hand_ms")
             lines.append(f"{row['name']:22} {mode:8} {m['generated_ms']:9.3f} "
                          f"{hand if hand is not None else float('nan'):9.3f} "
                          f"{m.get('generated_over_hand', float('nan')):9.2f} {m['fraction_of_copy']:8.2f} "
                          f"{m.get('jax_ms', float('nan')):9.3f} {m.get('generated_over_jax', float('nan')):8.2f}")
-            for key in sorted(k for k in m if k.startswith("generated_over_hand_")):   # other references
+            for key in sorted(k for k in m if k.startswith("generated_over_") and k not in
+                              ("generated_over_hand", "generated_over_jax")):   # other references
                 label = key[len("generated_over_"):]
                 lines.append(f"{'':22} {'':8} {'':9} {m[label + '_ms']:9.3f} {m[key]:9.2f}  ({label})")
     lo = result.get("launch_overhead_us", {})
@@ -223,7 +238,8 @@ def chart(result: dict) -> list[dict]:
     out = []
     for row in result.get("rows", []):
         for mode, m in row["modes"].items():
-            keys = [("generated_over_hand", "x")] + [(k, "x") for k in sorted(m) if k.startswith("generated_over_hand_")]
+            keys = [("generated_over_hand", "x")] + [(k, "x") for k in sorted(m) if k.startswith("generated_over_")
+                                                     and k not in ("generated_over_hand", "generated_over_jax")]
             for key, unit in keys + [("generated_over_jax", "x"), ("fraction_of_copy", "")]:
                 if key in m:
                     out.append({"name": f"{row['name']} {mode}: {key.replace('_', ' ')}", "value": m[key], "unit": unit})

@@ -8,28 +8,60 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import inspect
+import math
+
 import numpy as np
 
 from ..activity import Active, Const, Duplicated
+
+TILE = 16          # kernels/tiled.py's tile side
 
 
 @dataclass(frozen=True)
 class Bench:
     name: str
     kernel: str                           # kernels/file.py:function
-    args: tuple[tuple[str, str, str], ...]   # (name, kind: n | small:K | int:V | scalar:V, activity)
-    hand: dict = field(default_factory=dict)     # mode -> {label: kernel name, or (kernel, one-thread finish)}
+    # (name, kind, activity); kinds: n (n elements) | small:K | int:V | scalar:V, and for the block-level
+    # benches square (side x side matrices) | bodies (m elements) | bodies3 (m x 3)
+    args: tuple[tuple[str, str, str], ...]
+    hand: dict = field(default_factory=dict)     # mode -> {label: kernel name, or (kernels...: see hand_launcher)}
     jax: str | None = None                # function name in jaxref.py
     block: int = 256
     note: str = ""
+    geometry: str = "1d"                  # 1d | square (2-D grid of TILE x TILE blocks over a side x side matrix)
+    cap: int = 0                          # most elements (square: side * side; bodies: m) however large n is
+    library: dict = field(default_factory=dict)  # mode -> {label: function of libref.py} (cuBLAS through cupy)
+    test_n: int = 150                     # the size tests/test_bench.py checks the hand kernels at
+
+    def size(self, n: int) -> int:
+        """The side of the matrices (square) or the number of elements (1d), n capped."""
+        n = min(n, self.cap) if self.cap else n
+        return max(1, math.isqrt(n)) if self.geometry == "square" else n
+
+    def shape(self, kind: str, n: int) -> tuple:
+        k = self.size(n)
+        return {"n": (k,), "square": (k, k), "bodies": (k,), "bodies3": (k, 3)}[kind]
+
+    def config(self, n: int, block: int | None = None):
+        """The launch: n threads in blocks of `block`, or one thread per matrix element in
+        TILE x TILE blocks on a square grid (the tiled kernels step over gridDim.x tiles)."""
+        from ..engine.launch import LaunchConfig
+        k = self.size(n)
+        if self.geometry == "square":
+            g = -(-k // TILE)
+            return LaunchConfig.of((g, g), (TILE, TILE))
+        return LaunchConfig.threads(k, block or self.block)
 
     def values(self, xp, n: int, seed: int = 0) -> dict:
         """name -> (value, shadow or None): float32 arrays of n elements, small coefficient arrays."""
         rng = np.random.default_rng(seed)
         out = {}
         for name, kind, activity in self.args:
-            if kind == "n":
-                v = rng.uniform(0.5, 1.5, n).astype(np.float32) if name != "out" else np.zeros(n, np.float32)
+            if kind in ("n", "square", "bodies", "bodies3"):
+                shape = self.shape(kind, n)
+                v = rng.uniform(0.5, 1.5, shape).astype(np.float32) if name not in ("out", "C", "acc") \
+                    else np.zeros(shape, np.float32)
             elif kind.startswith("small:"):
                 v = rng.uniform(0.5, 1.5, int(kind.split(":")[1])).astype(np.float32)
             elif kind.startswith("int:"):
@@ -63,7 +95,6 @@ class Bench:
         for name, kind, activity in self.args:
             if kind != "n":
                 continue
-            written = name == "out"
             if mode == "primal" or activity != "duplicated":
                 total += 1
             elif mode == "forward":
@@ -110,28 +141,48 @@ BENCHES = (
     Bench("shared_block_sum", "kernels/shared.py:block_sum",
           (("out", "small:1", "duplicated"), ("x", "n", "duplicated")),
           {"reverse": {"hand": "block_sum_reverse"}}, jax="block_sum", block=64),
+    # block-level kernels with barriers in block-uniform loops (kernels/tiled.py)
+    Bench("tiled_matmul", "kernels/tiled.py:tiled_matmul",
+          (("A", "square", "duplicated"), ("B", "square", "duplicated"), ("C", "square", "duplicated")),
+          {"forward": {"hand": "tiled_matmul_forward"},
+           "reverse": {"hand": ("tiled_matmul_reverse_dA", "tiled_matmul_reverse_dB", "tiled_matmul_reverse_primal")}},
+          library={"reverse": {"cupy_matmul_pair": "matmul_reverse_pair"}},
+          geometry="square", cap=2048 * 2048, test_n=40 * 40,
+          note="C = A B, 2048 x 2048 float32; the hand adjoint is tiled like the primal (dA = dC B^T, dB = A^T dC)"),
+    Bench("tree_sum_while", "kernels/tiled.py:tree_sum_while",
+          (("out", "small:1", "duplicated"), ("x", "n", "duplicated")),
+          {"reverse": {"hand": "tree_sum_while_reverse"}}, jax="block_sum", block=256),
+    Bench("nbody_tiles", "kernels/tiled.py:nbody_accel",
+          (("pos", "bodies3", "duplicated"), ("mass", "bodies", "const"), ("acc", "bodies3", "duplicated")),
+          {"reverse": {"hand": ("nbody_accel_reverse", "nbody_accel_reverse_consume")}},
+          jax="nbody", block=64, cap=16384, test_n=150,
+          note="16,384 bodies, O(n^2) pairs in tiles of 64 through shared memory"),
 )
 
 
 def hand_launcher(fname, config, physical_grid=None):
-    """A callable launching the hand-written kernel(s) named by a `hand` entry on given arguments:
-    the first on the bench's grid (a `_coarse` kernel on `physical_grid`, the generated kernel's
-    capped grid: BoundLaunch.grid), the others on one thread (a `_finish`), except a `_consume`
-    kernel, which runs on the bench's grid too."""
+    """A callable launching the hand-written kernel(s) named by a `hand` entry on given arguments,
+    in order: a `_finish` kernel on one thread, a `_coarse` one on `physical_grid` (the generated
+    kernel's capped grid: BoundLaunch.grid), every other on the bench's grid. Each kernel takes the
+    leading arguments it names: the generated kernel's scratch buffers (tape-overflow flag, ...)
+    that a hand kernel has no use for are left off."""
     from numba import cuda
 
     from . import reference
     names = (fname,) if isinstance(fname, str) else fname
-    kernels = [cuda.jit(getattr(reference, n)) for n in names]
+    functions = [getattr(reference, n) for n in names]
+    kernels = [cuda.jit(f) for f in functions]
+    arity = [len(inspect.signature(f).parameters) for f in functions]
 
     def go(args):
-        first = physical_grid if names[0].endswith("_coarse") and physical_grid else config.grid
-        kernels[0][first, config.block](*args)
-        for name, k in zip(names[1:], kernels[1:]):
-            if name.endswith("_consume"):
-                k[config.grid, config.block](*args)
+        for name, k, count in zip(names, kernels, arity):
+            if name.endswith("_finish"):
+                grid, block = (1,), (1,)
+            elif name.endswith("_coarse") and physical_grid:
+                grid, block = physical_grid, config.block
             else:
-                k[(1,), (1,)](*args)
+                grid, block = config.grid, config.block
+            k[grid, block](*args[:count])
     return go
 
 
