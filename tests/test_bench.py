@@ -8,7 +8,20 @@ import pytest
 
 from tests.conftest import ROOT
 
-CASES = [(b, mode, label) for b in __import__("harness.bench.suite", fromlist=["BENCHES"]).BENCHES
+# The engine's known limit (docs/engine.md, shared memory): a shared tile read inside a loop nested in a
+# dynamic loop is refused in reverse mode, so the n-body bench's generated reverse does not exist yet;
+# strict, so this fails the day it does and the comparison takes over.
+REFUSED = {("nbody_tiles", "reverse"): "shared tile read in a nested loop: refused in reverse mode"}
+
+
+def _param(b, mode, label):
+    reason = REFUSED.get((b.name, mode))
+    marks = [pytest.mark.xfail(strict=True, reason=reason, raises=__import__("harness.errors", fromlist=["x"]).UnsupportedError)] \
+        if reason else []
+    return pytest.param(b, mode, label, marks=marks, id=f"{b.name}-{mode}-{label}")
+
+
+CASES = [_param(b, mode, label) for b in __import__("harness.bench.suite", fromlist=["BENCHES"]).BENCHES
          for mode, hands in b.hand.items() for label in hands if label != "hand_gather"]
 
 
@@ -17,7 +30,7 @@ def _copy(backend, values):
                 if backend.is_array(v) else (v, s)) for k, (v, s) in values.items()}
 
 
-@pytest.mark.parametrize("bench, mode, label", CASES, ids=[f"{b.name}-{m}-{label}" for b, m, label in CASES])
+@pytest.mark.parametrize("bench, mode, label", CASES)
 def test_hand_written_kernel_matches_generated(launching_backend, engine, bench, mode, label):
     from harness.bench.suite import hand_launcher
     from harness.inputs import load_kernel
