@@ -114,10 +114,12 @@ def venv(tmp_path_factory) -> Path:
     python = work / "venv" / "bin" / "python"
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    (Path(purelib) / "running_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     installed = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(harness_wheel),
                                 str(_adapter_wheel(work))], capture_output=True, text=True, env=env)
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    # only now the running environment's packages: before the install, pip would see this checkout's
+    # own (editable) install there as the harness already installed, and skip the wheel
+    (Path(purelib) / "running_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return python
 
 

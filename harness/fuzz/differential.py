@@ -117,12 +117,12 @@ class DifferentialFuzzer:
                               f"(grammar profile {fk.profile}). Found: {run_name}: {message[:400]}")
         doc["tags"] = ["fuzz", f"fuzz-{engine}"]
         if engine != "bundled":
-            doc["engines"] = {engine: {"expect": {"xfail": {"reason": f"{_system(engine)}: {FOUND_BY_FUZZING}"}}}}
+            doc["engines"] = {engine: {"expect": {"xfail": {"reason": f"{system_name(engine)}: {FOUND_BY_FUZZING}"}}}}
         case.write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120))
         tally.findings.append((seed, run_name, kind, message, str(case)))
 
 
-def _system(engine: str) -> str:
+def system_name(engine: str) -> str:
     from .. import engines
     return {"warp": "Warp", "taichi": "Taichi"}.get(engine, engine) + " " + engines.version(engine)
 

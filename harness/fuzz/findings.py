@@ -17,6 +17,8 @@
 """
 from __future__ import annotations
 
+from ..policy import FIXED
+
 import ast
 import re
 import subprocess
@@ -133,7 +135,8 @@ def reduce_finding(f: Finding, root: Path, budget: int, deadline_s: float, log=p
                       budget=budget, deadline_s=deadline_s)
     try:
         reducer.start()
-        best = reducer.reduce() if reducer.target.state not in ("PASS", "XFAIL") else reducer.best
+        # a target that passes, or shows only its known bug, has nothing left to shrink
+        best = reducer.reduce() if reducer.target.state not in FIXED else reducer.best
     finally:
         reducer.cleanup()
     source = module.source(ast.fix_missing_locations(best.function), helpers=best.helpers)
@@ -190,8 +193,8 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
         case["title"] = f"{f.engine} {f.mode}: {f.oracle} with {', '.join(signature[3]) or 'plain arithmetic'} (fuzzing)"
         case["description"] = f"Found by `harness fuzz` ({f.case.stem}, {f.run}): {f.message[:300]}"
         if f.engine != "bundled":
-            from .differential import FOUND_BY_FUZZING, _system
-            case["engines"] = {f.engine: {"expect": {"xfail": {"reason": f"{_system(f.engine)}: {FOUND_BY_FUZZING}"}}}}
+            from .differential import FOUND_BY_FUZZING, system_name
+            case["engines"] = {f.engine: {"expect": {"xfail": {"reason": f"{system_name(f.engine)}: {FOUND_BY_FUZZING}"}}}}
         case_path = out / "cases" / f"{name}.yaml"
         case_path.write_text(case_text(case))
         record = {"signature": signature, "engine": f.engine, "run": f.run, "oracle": f.oracle, "case": str(case_path),
