@@ -179,3 +179,38 @@ def nbody_tiles(acc, pos, n):
         cuda.syncthreads()
     if i < n:
         acc[i] = a
+
+
+def rounds_of_neighbour_mixing(out, x, rounds):
+    """Siblings of the uniform-loop barrier fix: the trip count is a scalar argument (uniform), each
+    round exchanges values between neighbouring threads through shared memory (two barriers a round),
+    so a wrong per-iteration shared state in the reverse sweep shows in every element."""
+    sm = cuda.shared.array(32, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = x[i] if i < x.shape[0] else 0.0
+    for r in range(rounds):
+        sm[tid] = v
+        cuda.syncthreads()
+        v = 0.5 * v + 0.25 * sm[(tid + 1) % cuda.blockDim.x] * sm[(tid + 1) % cuda.blockDim.x]
+        cuda.syncthreads()
+    if i < x.shape[0]:
+        out[i] = v
+
+
+def column_tiles_2d(out, a):
+    """A 2-D launch: each block walks the grid's y extent in tiles (`for t in range(cuda.gridDim.y)`),
+    staging a tile of a in shared memory between two barriers; out[y, x] sums a[t*8 + ty, x]^2 over tiles."""
+    sm = cuda.shared.array((8, 8), float32)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    acc = float32(0.0)
+    for t in range(cuda.gridDim.y):
+        row = t * 8 + ty
+        sm[ty, tx] = a[row, x] if row < a.shape[0] and x < a.shape[1] else float32(0.0)
+        cuda.syncthreads()
+        acc += sm[(ty + 1) % 8, tx] * sm[ty, tx]
+        cuda.syncthreads()
+    if y < out.shape[0] and x < out.shape[1]:
+        out[y, x] = acc
