@@ -55,3 +55,41 @@ def two_atomic_max_via_helper(acc, x):
     if i < x.shape[0]:
         cuda.atomic.max(acc, i % 2, x[i])
         _compete(acc, i % 2, math.sin(x[i]))
+
+
+def atomic_max_recomputed_winner(out, x, y, a, idx, n, acc, cnt):
+    """GPU campaign seed 254, as generated: a winner found by comparing a value recomputed in
+    another kernel. On the H200 the reverse gave acc[0] its own cotangent (AD 1) although a thread
+    won: the value compared in the winner passes differed in its last bit from the one in the
+    derivative kernel (each kernel is compiled on its own, fused multiply-adds differ)."""
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        t2 = x[idx[i]]
+        v1 = a / (1.5 + t2 * t2)
+        t3 = y[(i + 1) % 13]
+        if t3 < -0.49:
+            v1 = 1.64
+        else:
+            v1 = v1 * math.ldexp((y[(i + 1) % 13]), 2)
+        v4 = v1
+        t5 = math.sin(v1)
+        if t5 > 0.09:
+            t6 = x[idx[i]]
+            v4 = math.hypot((max(y[i], x[idx[i]])), 1.0 + (math.fmod((x[12 - i]), 0.7 + t6 * t6)))
+        else:
+            v4 = v4 * math.sin(a)
+        v7 = math.fmod(y[i], 0.7 + v4 * v4)
+        v8 = x[idx[i]]
+        t9 = math.acosh(1.5 + v8 * v8)
+        cuda.atomic.max(acc, idx[i] % 3, t9)
+        t10 = math.cosh(math.tanh(v8))
+        out[i] = math.atan2((1.45 + a), 1.0 + t10 * t10) + 0.5 * x[i] + 0.28 * v1 + 0.31 * v4 + 0.76 * v7 + 0.76 * v8
+
+
+def atomic_min_fused_value(acc, x, y):
+    """Sibling: the competing value is a multiply-add whose product the derivative also needs."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        p = x[i] * y[i]
+        v = p + 0.3 * x[i] + math.sqrt(1.0 + p * p)
+        cuda.atomic.min(acc, i % 4, v)

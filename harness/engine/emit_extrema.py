@@ -3,10 +3,17 @@
 The final value of `cuda.atomic.max(A, i, v)` is the largest of A's initial value and every
 thread's v, so its derivative flows to one contributor: the winner. Which thread won is known only
 after the whole grid ran, so two passes launch first, replaying the kernel without its stores:
-pass 1 computes the final values into a scratch copy S of A, pass 2 picks the lowest thread id
-among the threads whose v equals S[i] into W[i] (a tie with A's initial value I[i] leaves it the
-winner). The derivative kernel then moves A[i]'s tangent or cotangent to or from the winner only.
-Functions over the emit state (emit_state.py); the launcher allocates S, I and W and runs the passes.
+pass 1 computes the final values into a scratch copy S of A and records each thread's v in V
+(indexed by the global thread id), pass 2 picks the lowest thread id among the threads whose
+recorded v equals S[i] into W[i] (a tie with A's initial value I[i] leaves it the winner). The
+derivative kernel then moves A[i]'s tangent or cotangent to or from the winner only.
+
+The passes and the derivative kernel compare the recorded V, never a value recomputed in another
+kernel: on a GPU each kernel is compiled on its own, and the compiler may contract `a * b + c`
+into one fused multiply-add in one kernel and not in another, so the same expression can differ in
+its last bit between kernels and no thread would equal S. V starts as NaN, which equals nothing,
+so a thread that did not reach the statement in pass 1 never wins.
+Functions over the emit state (emit_state.py); the launcher allocates S, I, W and V and runs the passes.
 """
 from __future__ import annotations
 
@@ -20,8 +27,11 @@ GLOBAL_THREAD_ID = ("((cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cud
                     " + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z))")
 
 
+SCRATCH = ("S", "I", "W", "V")      # final values, initial values, winners, each thread's value
+
+
 def extremum_params(em: EmitState) -> list[str]:
-    return [f"_x{name}{k}" for k in range(len(em.extrema)) for name in ("S", "I", "W")]
+    return [f"_x{name}{k}" for k in range(len(em.extrema)) for name in SCRATCH]
 
 
 def is_extremum(em: EmitState, s) -> bool:
@@ -34,13 +44,27 @@ def stored_value(em: EmitState, s: Atomic) -> str:
     return f"{em.ir.param(s.array).dtype}({atom(s.value)})"
 
 
+THREAD = "_xgid"     # the global thread id, bound before each use: V's index and W's entries
+
+
+def bind_thread_id(em: EmitState):
+    em.line(f"{THREAD} = {GLOBAL_THREAD_ID}")
+
+
+def recorded_value(k: int) -> str:
+    """This thread's value of extremum k as pass 1 recorded it."""
+    return f"_xV{k}[{THREAD}]"
+
+
 def won(em: EmitState, s: Atomic) -> str:
     """This thread's value became the final one (and the initial value did not keep it)."""
-    k, idx, v = em.extrema[id(s)], index_text(s.index), stored_value(em, s)
-    return f"{v} == _xS{k}[{idx}] and {v} != _xI{k}[{idx}] and _xW{k}[{idx}] == {GLOBAL_THREAD_ID}"
+    k, idx = em.extrema[id(s)], index_text(s.index)
+    v = recorded_value(k)
+    return f"{v} == _xS{k}[{idx}] and {v} != _xI{k}[{idx}] and _xW{k}[{idx}] == {THREAD}"
 
 
 def extremum_tangent(em: EmitState, s: Atomic):
+    bind_thread_id(em)
     em.line(f"if {won(em, s)}:")
     for j in em.lanes():
         value = em.d(s.value, j) if em.is_varied(s.value) else "0"
@@ -48,6 +72,7 @@ def extremum_tangent(em: EmitState, s: Atomic):
 
 
 def extremum_adjoint(em: EmitState, s: Atomic):
+    bind_thread_id(em)
     em.line(f"if {won(em, s)}:   # the winner takes the final element's cotangent")
     for j in em.lanes():
         shadow = f"{em.d(s.array, j)}[{index_text(s.index)}]"
@@ -67,12 +92,15 @@ def extremum_pass(em: EmitState, stmts, phase: int):
         elif isinstance(s, Atomic):
             if not is_extremum(em, s):
                 continue
-            k, idx, v = em.extrema[id(s)], index_text(s.index), stored_value(em, s)
+            k, idx = em.extrema[id(s)], index_text(s.index)
+            bind_thread_id(em)
+            v = recorded_value(k)
             if phase == 1:
+                em.line(f"{v} = {stored_value(em, s)}")
                 em.line(f"cuda.atomic.{s.op}(_xS{k}, {emit_parallel.atomic_index(em, s.index)}, {v})")
             else:
                 em.line(f"if {v} == _xS{k}[{idx}] and {v} != _xI{k}[{idx}]:")
-                em.line(f"    cuda.atomic.min(_xW{k}, {emit_parallel.atomic_index(em, s.index)}, {GLOBAL_THREAD_ID})")
+                em.line(f"    cuda.atomic.min(_xW{k}, {emit_parallel.atomic_index(em, s.index)}, {THREAD})")
         elif isinstance(s, Store) and s.array in params:
             continue
         else:
@@ -80,8 +108,9 @@ def extremum_pass(em: EmitState, stmts, phase: int):
 
 
 def extremum_function(em: EmitState, fname: str, phase: int) -> str:
-    """The `def` text of pass `phase` (1: final values into S, 2: winners into W)."""
+    """The `def` text of pass `phase` (1: final values into S and each thread's value into V,
+    2: winners into W)."""
     extremum_pass(em, em.ir.body, phase)
     params = [p.name for p in em.ir.params] + [f"_x{n}{k}" for k in range(len(em.extrema))
-                                               for n in (("S",) if phase == 1 else ("S", "I", "W"))]
+                                               for n in (("S", "V") if phase == 1 else SCRATCH)]
     return f"def {fname}({', '.join(params)}):\n" + ("\n".join(em.lines) or "    pass") + "\n"

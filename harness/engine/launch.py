@@ -331,15 +331,16 @@ class Engine:
         if overflow:
             types.append(nt.Array(nt.int32, 1, "C"))
         scratch, passes = [], ()
-        for s in extrema:                     # S (final values), I (initial values), W (winners)
+        for s in extrema:    # S (final values), I (initial values), W (winners), V (each thread's value)
             arr = next(i for i in infos if i.name == s.array)
             like = nt.Array(numba_type(arr).dtype, arr.ndim, "C")
-            scratch.append((s.array, [like, like, nt.Array(nt.int64, arr.ndim, "C")]))
+            scratch.append((s.array, [like, like, nt.Array(nt.int64, arr.ndim, "C"),
+                                      nt.Array(numba_type(arr).dtype, 1, "C")]))
         if extrema:
             primal_types = [numba_type(i) for i in infos]
             passes = tuple(self.backend.compile(load_function(path, f"{ir.name}__{m}"), tuple(primal_types + extra),
                                                 target)
-                           for m, extra in (("extrema1", [t[0] for _, t in scratch]),
+                           for m, extra in (("extrema1", [x for _, t in scratch for x in (t[0], t[3])]),
                                             ("extrema2", [x for _, t in scratch for x in t])))
             types += [x for _, t in scratch for x in t]
         coarsened = sig.coarsen > 0 and mode == "reverse"
@@ -373,17 +374,20 @@ class Engine:
                     ptx=compiled if isinstance(compiled, str) else None)
 
     def _find_winners(self, plan: Plan, infos: list[ArgInfo], config: LaunchConfig) -> list:
-        """Run the two passes of atomic max/min: S = final values, W = lowest winning thread."""
+        """Run the two passes of atomic max/min: S = final values and V = each thread's value,
+        then W = lowest winning thread."""
         primal, _ = self._kernel_args(infos, "primal", plan)
         by_name = {i.name: i.value for i in infos}
-        finals, scratch = [], []
+        threads = math.prod(config.grid) * math.prod(config.block)
+        first, scratch = [], []
         for name in plan.extrema:
             initial = by_name[name]
             s, i = initial.copy(), initial.copy()
             w = self.backend.asarray(np.full(tuple(initial.shape), np.iinfo(np.int64).max, np.int64))
-            finals.append(s)
-            scratch += [s, i, w]
-        self.backend.launch(plan.extremum_passes[0], config.grid, config.block, primal + finals)
+            v = self.backend.asarray(np.full(threads, np.nan, initial.dtype))   # NaN: never reached
+            first += [s, v]
+            scratch += [s, i, w, v]
+        self.backend.launch(plan.extremum_passes[0], config.grid, config.block, primal + first)
         self.backend.launch(plan.extremum_passes[1], config.grid, config.block, primal + scratch)
         return scratch
 
