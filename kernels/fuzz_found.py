@@ -93,3 +93,29 @@ def atomic_min_fused_value(acc, x, y):
         p = x[i] * y[i]
         v = p + 0.3 * x[i] + math.sqrt(1.0 + p * p)
         cuda.atomic.min(acc, i % 4, v)
+
+
+def while_recompute_unassemblable(out, x, y, a, idx, n, acc, cnt):
+    """GPU campaign seed 192, as generated. NVVM 13 optimised the reverse sweep (a while loop
+    recomputed from its entry for each iteration) into PTX with a branch to a label it had
+    deleted, which ptxas rejects ("Unknown symbol '$L__BB0_58'"): an engine crash on the H200
+    that the PTX tier did not see. The tier now assembles, and such a kernel is compiled again
+    without NVVM's optimisation."""
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        v1 = x[idx[i]] * a
+        t2 = x[10 - i]
+        t3 = math.acosh(1.5 + t2 * t2)
+        if t3 > 0.61:
+            v1 = y[(i + 1) % 11]
+        else:
+            v1 = v1 * x[idx[i]]
+        t5 = x[idx[i]]
+        v4 = math.exp(math.tanh(x[i])) if t5 <= 0.07 else x[idx[i]] + v1
+        t8 = 1.22
+        acc6 = math.sqrt(1.0 + t8 * t8)
+        k7 = 0
+        while k7 < n:
+            acc6 = acc6 * 0.5 + math.atan((x[10 - i]))
+            k7 += 1
+        out[i] = math.hypot(((y[(i + 1) % 11]) * x[i]), 1.0 + math.erfc(v4)) + 0.5 * x[i] + 0.36 * v1 + 0.49 * v4 + 0.49 * acc6

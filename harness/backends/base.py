@@ -16,6 +16,28 @@ def with_line_info(compile_fn):
         return compile_fn(False)
 
 
+ASSEMBLER_REJECTIONS = ("ptxas", "PTX_COMPILE")
+
+
+def unoptimised_if_unassemblable(compile_fn, name: str):
+    """Compile optimised (`compile_fn(True)`); when ptxas rejects the optimised PTX, compile again
+    at NVVM's -O0 and say so. NVVM 13's loop optimisations can emit a branch to a label they
+    deleted (a reverse sweep recomputing a while loop: `Unknown symbol '$L__BB0_58'`), which
+    no source change of ours can promise to avoid; the unoptimised kernel computes the same
+    values, slower. A second rejection is raised as it is."""
+    try:
+        return compile_fn(True)
+    except Exception as exc:                  # noqa: BLE001 - only the assembler's rejection is retried
+        if not any(k in str(exc) for k in ASSEMBLER_REJECTIONS):
+            raise
+        first = str(exc).splitlines()[0][:300]
+    import warnings
+    result = compile_fn(False)
+    warnings.warn(f"{name}: compiled without NVVM optimisation because ptxas rejected the optimised PTX "
+                  f"(an NVVM bug: {first})", stacklevel=2)
+    return result
+
+
 
 class CompileMemo:
     """One compile per (function, argument types, target configuration) in a process, and a record

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, CompileMemo, TargetConfig, with_line_info
+from .base import Backend, CompileMemo, TargetConfig, unoptimised_if_unassemblable, with_line_info
 
 
 def _served_from(dispatcher, seconds) -> str:
@@ -51,9 +51,9 @@ class CudaBackend(Backend):
         # worker that needs a kernel another worker is compiling wait and load it (compile_lock.py)
         from .compile_lock import compiling
         with compiling(pyfunc):
-            return with_line_info(lambda lineinfo: self.cuda.jit(
-                signature, fastmath=config.fastmath, debug=config.debug, opt=not config.debug, lineinfo=lineinfo,
-                cache=True)(pyfunc))
+            return unoptimised_if_unassemblable(lambda opt: with_line_info(lambda lineinfo: self.cuda.jit(
+                signature, fastmath=config.fastmath, debug=config.debug, opt=opt and not config.debug,
+                lineinfo=lineinfo, cache=True)(pyfunc)), pyfunc.__name__)
 
     def launch(self, compiled, grid, block, args):
         # numba's dispatcher does not type numpy scalars; the explicit signature casts plain ones

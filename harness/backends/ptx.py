@@ -1,4 +1,5 @@
-"""Compile-only: every kernel goes through NVVM to PTX for sm_90; nothing is launched.
+"""Compile-only: every kernel goes through NVVM to PTX for sm_90, and ptxas assembles it where
+nvJitLink is installed (assemble.py); nothing is launched.
 
 numba-cuda's NVVM wheels work without a GPU or driver, so this tier runs anywhere. It cannot share
 a process with the simulator, which replaces `numba.cuda`.
@@ -9,7 +10,8 @@ import re
 
 import numpy as np
 
-from .base import Backend, CompileMemo, TargetConfig, with_line_info
+from .assemble import assemble, assembler_available
+from .base import Backend, CompileMemo, TargetConfig, unoptimised_if_unassemblable, with_line_info
 
 CC = (9, 0)
 
@@ -40,10 +42,14 @@ class PtxBackend(Backend):
         return self.compiles.get(pyfunc, signature, config, lambda fn: self._compile(fn, signature, config))
 
     def _compile(self, pyfunc, signature, config):
-        ptx, _ = with_line_info(lambda lineinfo: self.cuda.compile_ptx(
-            pyfunc, signature, cc=config.compute_capability, fastmath=config.fastmath, debug=config.debug,
-            opt=not config.debug, lineinfo=lineinfo))
-        return ptx
+        def at(opt: bool) -> str:
+            ptx, _ = with_line_info(lambda lineinfo: self.cuda.compile_ptx(
+                pyfunc, signature, cc=config.compute_capability, fastmath=config.fastmath, debug=config.debug,
+                opt=opt and not config.debug, lineinfo=lineinfo))
+            if assembler_available():         # as the driver would on a GPU
+                assemble(ptx, config.compute_capability, pyfunc.__name__)
+            return ptx
+        return unoptimised_if_unassemblable(at, pyfunc.__name__)
 
     def launch(self, compiled, grid, block, args):
         raise RuntimeError("the ptx backend compiles only; it cannot launch kernels")
