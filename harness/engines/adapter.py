@@ -18,6 +18,7 @@ from ..engine.cache import write_module
 from ..errors import UnsupportedError
 from .base import AdapterPlan, AdapterResult
 from .isolation import planted_fault
+from .native import native_function, system_of as native_system
 from .translate import BOOL, F32, F64, INT, Arr, LaunchInfo, Param, Translator, dtype_code, python_function
 
 MODES = ("primal", "forward", "reverse")
@@ -89,15 +90,22 @@ class Adapter:
             raise UnsupportedError(f"the {self.backend.name} tier compiles the bundled engine's kernels only; "
                                    f"{self.name} runs on sim (its CPU device) or cuda")
         from ..engine.signature import classify        # the launch contract's activity checks
-        fn = python_function(kernel)
+        native = native_system(kernel)
+        if native is not None and native != self.system:
+            raise UnsupportedError(f"a native {native} kernel runs on the {native} adapter, not {self.name}")
+        fn = native_function(kernel) if native else python_function(kernel)
         planted_fault(fn.__name__)                      # tests of fault isolation only (isolation.py)
         params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         infos = classify(self.backend, params, tuple(args), mode)
         unpacked = [Arg(i, self.backend) for i in infos]
         self._refuse(unpacked, mode)
         launch = _launch_info(config)
-        module, fname, path = self._module(kernel, unpacked, launch)
-        adjoints = self.run(module, fname, unpacked, launch, mode)
+        if native:                                      # the system's own kernel, run as written
+            adjoints = self.run_native(kernel, unpacked, launch, mode)
+            path, fname = fn.__code__.co_filename, fn.__name__
+        else:
+            module, fname, path = self._module(kernel, unpacked, launch)
+            adjoints = self.run(module, fname, unpacked, launch, mode)
         for a in unpacked:
             if a.kind != "array":
                 continue
@@ -117,6 +125,10 @@ class Adapter:
 
     def refuse_mode(self, args: list[Arg], mode: str) -> str | None:
         return None
+
+    def run_native(self, kernel, args: list[Arg], launch: LaunchInfo, mode: str) -> dict:
+        """Run a kernel written in this system's own language (harness/engines/native.py)."""
+        raise UnsupportedError(f"the {self.name} adapter runs no native kernels")
 
     # ------------------------------------------------------------------ internals
     def _refuse(self, args: list[Arg], mode: str):

@@ -181,6 +181,11 @@ class WarpAdapter(Adapter):
         return {}
 
 
+    def run_native(self, kernel, args, launch, mode):
+        from .warp_native import run
+        return run(self.wp, self.device, kernel, args, launch, mode)
+
+
 def _wp_dtype(wp, dtype):
     dt = np.dtype(dtype)
     if dt.kind in "iu":
