@@ -55,7 +55,7 @@ class NativeParam:
     array: bool                  # an array (Warp array, Taichi ndarray or field template)
     scalar_dtype: np.dtype | None  # the element's scalar type (None: a Taichi template, the case's)
     element_shape: tuple = ()    # (3,) for a vec3, (3, 3) for a mat33, (4,) for a quat
-    ndim: int = 0                # the array's own dimensions (not counting the element's)
+    ndim: int | None = 0         # the array's own dimensions, not the element's (None: any)
     template: bool = False       # a Taichi field passed as ti.template()
 
 
@@ -82,7 +82,7 @@ def host_for(param: NativeParam, host: np.ndarray, kernel_name: str) -> np.ndarr
     if k and tuple(host.shape[host.ndim - k:]) != param.element_shape:
         raise CaseError(f"argument '{param.name}' of {kernel_name} has elements of shape {param.element_shape}: "
                         f"the case's array needs them as trailing dimensions, its shape is {tuple(host.shape)}")
-    if not param.template and host.ndim - k != param.ndim:
+    if not param.template and param.ndim is not None and host.ndim - k != param.ndim:
         raise CaseError(f"argument '{param.name}' of {kernel_name} is a {param.ndim}-D array of "
                         f"{param.element_shape or 'scalars'}; the case's array has shape {tuple(host.shape)}")
     dtype = param.scalar_dtype if param.scalar_dtype is not None else host.dtype

@@ -25,6 +25,11 @@ def _numpy_dtype(ti_type) -> np.dtype | None:
         return None
 
 
+def _taichi_dtype(ti, dtype: np.dtype):
+    return {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64}.get(np.dtype(dtype)) or \
+        getattr(ti, f"{np.dtype(dtype).kind}{np.dtype(dtype).itemsize * 8}")
+
+
 def declared_params(kernel) -> list[NativeParam]:
     from taichi.types.ndarray_type import NdarrayType
     out = []
@@ -36,9 +41,10 @@ def declared_params(kernel) -> list[NativeParam]:
                 shape, scalar = (elem.n, elem.m), elem.dtype
             elif hasattr(elem, "n"):                                          # a vector type
                 shape, scalar = (elem.n,), elem.dtype
-            else:
+            else:                                                             # a scalar type, or none
                 shape, scalar = (), elem
-            out.append(NativeParam(arg.name, True, _numpy_dtype(scalar), shape, ann.ndim))
+            out.append(NativeParam(arg.name, True, _numpy_dtype(scalar) if scalar is not None else None,
+                                   shape, ann.ndim))
         elif type(ann).__name__ == "Template":
             out.append(NativeParam(arg.name, True, None, (), 0, template=True))
         else:
@@ -69,7 +75,9 @@ def run(adapter, kernel, args, launch, mode: str) -> dict:
             arr = adapter._field("primal", a)
         else:
             ann = kernel._primal.arguments[declared.index(p)].annotation
-            arr = ti.ndarray(ann.dtype, shape=host.shape[:p.ndim], needs_grad=grad and floating)
+            ndim = host.ndim - len(p.element_shape) if p.ndim is None else p.ndim   # `ndarray()`: the case's
+            dtype = ann.dtype if ann.dtype is not None else _taichi_dtype(ti, host.dtype)
+            arr = ti.ndarray(dtype, shape=host.shape[:ndim], needs_grad=grad and floating)
         arr.from_numpy(host)
         if grad and floating:
             arr.grad.from_numpy(host_for(p, a.shadows[0], kernel.__name__) if a.differentiable
