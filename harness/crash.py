@@ -32,7 +32,7 @@ def crash_outcome(root: Path, nodeid: str, backend: str, worker: str) -> Outcome
                         case.id, case.variant, run.mode, run.dtype)
                     outcome.title, outcome.description = case.title, case.description
                     outcome.tags, outcome.links = list(case.tags), list(case.links)
-                    outcome.kernel, outcome.expect = str(case.kernel), case.expect.kind
+                    outcome.kernel, outcome.expect = str(case.kernel_for(run.engine)), case.expect.kind
                     return outcome
     except Exception:                       # the description is a courtesy; the record is what counts
         pass

@@ -132,7 +132,7 @@ class ProgramSpec:
 class Case:
     id: str
     source: str                     # project-relative path of the YAML file
-    kernel: KernelRef
+    kernel: KernelRef | None        # the numba.cuda kernel (None: the case gives native kernels only)
     args: tuple[ArgSpec, ...]
     title: str = ""
     description: str = ""
@@ -155,6 +155,11 @@ class Case:
     variant: str | None = None      # set on the copies made for each variant
     variant_names: tuple[str, ...] = ()  # on the base case: every variant it declares
     line: int = 1                   # first line of the case (or of its variant block)
+    native: dict = field(default_factory=dict)  # engine name -> KernelRef of a kernel in its own language
+
+    def kernel_for(self, engine: str) -> KernelRef | None:
+        """The kernel `engine` runs: its native kernel where the case gives one, else the case's."""
+        return self.native.get(engine, self.kernel)
 
 
 @dataclass(frozen=True)

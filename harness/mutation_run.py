@@ -2,6 +2,8 @@
 
     harness mutate --backend sim                     # every mutant, every case, 2 processes at a time
     harness mutate --mutants drop-atomic,stale-tape cases/loop-*.yaml   # case files or globs last
+    harness mutate --dask -j 8 --log reports/mutations.log.jsonl     # each mutant a Dask task
+    harness mutate --scheduler tcp://host:8786 --log L --resume      # on a cluster; skip logged mutants
     python -m harness.mutation_run --list            # the registry (harness/mutations.py)
 
 Each mutant, and the unmutated baseline, runs in a fresh subprocess: the backend must be chosen
@@ -11,6 +13,14 @@ state (PASS, XFAIL, UNSUPPORTED, SKIP) to a failing one (FAIL, ZERO, NONDET, ERR
 expected error no longer raised is a FAIL by the case's own judgement. On the simulator every
 process (baseline included) runs with interleaved threads (harness.mutations.interleaved_threads),
 so lost updates show up as they do on a GPU.
+
+With `--dask` (a LocalCluster of `-j` single-threaded workers) or `--scheduler ADDRESS` (an existing
+cluster, whose workers see the project at the same path), each mutant's process is started by a
+Dask task, through the fuzz campaigns' runner (harness/fuzz/distributed.py): a worker that dies is
+retried, then the mutant is recorded as `worker_died`, never lost. Each mutant's result is
+appended to `--log` as it arrives; `--resume` takes the mutants already there (not those recorded
+as `worker_died`) from the log instead of running them again, so a campaign stopped on one
+machine finishes on another.
 
 Writes reports/mutations.json (every run of every mutant) and reports/mutations.md (the table);
 `--docs docs/mutations.md` also replaces the table there. Exit status 0 when every mutant is
@@ -27,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .policy import PASSING, catches
@@ -129,6 +139,67 @@ def _read_worker(path: Path) -> tuple[dict[str, dict], str | None]:
 
 # ----------------------------------------------------------------------------- the campaign
 
+def mutant_task(name: str, args, case_files: list[str], env: dict) -> dict:
+    """One mutant's process, run from a Dask worker (in a scratch folder of its own)."""
+    from .fuzz.distributed import KILL_ENV
+    if name in os.environ.get(KILL_ENV, "").split(","):
+        os._exit(9)                               # a planted worker death (tests only)
+    with tempfile.TemporaryDirectory(prefix="harness-mutant-") as tmp:
+        return _spawn(name, args, case_files, Path(tmp), env)
+
+
+def died(name: str, exc: BaseException) -> dict:
+    """The result of a mutant whose Dask task never finished (its worker died, or the task raised)."""
+    from .fuzz.distributed import worker_died
+    return {"name": name, "status": "worker_died" if worker_died(exc) else "error", "wall_s": 0.0, "records": {},
+            "stderr": f"{type(exc).__name__}: {str(exc)[:300]}"}
+
+
+def logged_mutants(log: Path) -> dict[str, dict]:
+    """The finished mutants of a campaign's log (a mutant recorded as worker_died is run again)."""
+    done = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue                     # a torn last line
+            if rec.get("status") != "worker_died":
+                done[rec["name"]] = rec
+    return done
+
+
+def run_mutants(names: list[str], args, files: list[str], env: dict, log: Path | None) -> dict[str, dict]:
+    """Every named process's result, streamed into `log` as it arrives; on Dask or in local threads."""
+    results = logged_mutants(log) if getattr(args, "resume", False) and log is not None else {}
+    results = {n: r for n, r in results.items() if n in names}
+    if results:
+        print(f"  resuming: {len(results)} of {len(names)} processes taken from {log}", flush=True)
+
+    def record(name, result):
+        results[name] = result
+        print(f"  {name:28s} {len(result['records']):4d} runs  {result['wall_s']:6.1f} s  {result['status']}", flush=True)
+        if log is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a") as f:
+                f.write(json.dumps(result) + "\n")
+
+    todo = [n for n in names if n not in results]
+    spawn_args = argparse.Namespace(backend=args.backend, root=args.root, switch_interval=args.switch_interval,
+                                    timeout=args.timeout)
+    if getattr(args, "dask", False) or getattr(args, "scheduler", None):
+        from .fuzz.distributed import run_tasks
+        tasks = [(n, f"harness-mutant-{n}", mutant_task, (n, spawn_args, files, env)) for n in todo]
+        run_tasks(tasks, record, died, workers=args.jobs, scheduler=args.scheduler, gpu=args.backend == "cuda",
+                  what="mutants", progress_every=10)
+    else:
+        with tempfile.TemporaryDirectory(prefix="harness-mutants-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
+            futures = {pool.submit(_spawn, n, spawn_args, files, Path(tmp), env): n for n in todo}
+            for fut in as_completed(futures):
+                record(futures[fut], fut.result())
+    return results
+
+
 def _spawn(name: str, args, case_files: list[str], workdir: Path, env: dict) -> dict:
     out = workdir / f"{name}.jsonl"
     cmd = [sys.executable, "-m", "harness.mutation_run", "--worker", name, "--backend", args.backend,
@@ -148,7 +219,6 @@ def _spawn(name: str, args, case_files: list[str], workdir: Path, env: dict) -> 
                               "TIMEOUT" if status == "timeout" else "CRASH", "failed": [], "error": None,
                               "message": tail[-400:], "sources": {}}
     wall = time.time() - t0
-    print(f"  {name:28s} {len(records):4d} runs  {wall:6.1f} s  {status}", flush=True)
     return {"name": name, "status": status, "wall_s": round(wall, 1), "records": records, "stderr": tail}
 
 
@@ -269,9 +339,7 @@ def campaign(args) -> int:
     print(f"mutation campaign: {len(names)} mutants x {len(files)} case files on {args.backend}, "
           f"{args.jobs} processes at a time", flush=True)
     t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix="harness-mutants-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
-        futures = {n: pool.submit(_spawn, n, args, files, Path(tmp), env) for n in [BASELINE] + names}
-        results = {n: f.result() for n, f in futures.items()}
+    results = run_mutants([BASELINE] + names, args, files, env, Path(args.log) if args.log else None)
     wall = time.time() - t0
     base = results[BASELINE]["records"]
     green = {r: rec for r, rec in base.items() if rec["state"] in PASSING}
@@ -319,6 +387,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--docs", default=None, help="also replace the table block in this file "
                         "(e.g. docs/mutations.md)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--dask", action="store_true",
+                        help="run each mutant's process as a task on a Dask LocalCluster of -j workers")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run the mutants on this Dask scheduler's workers (implies --dask)")
+    parser.add_argument("--log", default=None, metavar="JSONL",
+                        help="append each mutant's result as it arrives (needed by --resume)")
+    parser.add_argument("--resume", action="store_true",
+                        help="take the mutants already in --log from it instead of running them again")
     parser.add_argument("--render", metavar="JSON", default=None,
                         help="run nothing: write the table of an earlier campaign's results file again")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help=argparse.SUPPRESS)
@@ -349,6 +425,9 @@ def run_mutate(args) -> int:
         return rerender(args, MUTANTS)
     if args.jobs < 1:
         print("--jobs must be at least 1", file=sys.stderr)
+        return 2
+    if args.resume and not args.log:
+        print("harness mutate: --resume needs --log", file=sys.stderr)
         return 2
     return campaign(args)
 

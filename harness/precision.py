@@ -26,6 +26,9 @@ def _function_tree(fn) -> ast.FunctionDef | None:
 
 def casts_to_float32(fn, _seen: set | None = None) -> bool:
     """True when `fn`, or a function of its module that it calls, names a float32 type."""
+    from .engines.native import declares_float32, is_native
+    if is_native(fn):                  # a Warp or Taichi kernel declares its precision
+        return declares_float32(fn)
     seen = set() if _seen is None else _seen
     fn = getattr(fn, "py_func", fn)
     if id(fn) in seen:

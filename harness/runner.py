@@ -131,7 +131,7 @@ class Runner:
         return Outcome(run_id=run.run_id, case_id=case.id, source=case.source, variant=case.variant,
                        mode=run.mode, dtype=run.dtype, backend=self.backend.name, state="PASS",
                        expect=case.expect.kind, title=case.title, description=case.description,
-                       tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
+                       tags=list(case.tags), links=list(case.links), kernel=str(case.kernel_for(run.engine)),
                        repro=repro_command(run), started=started, engine=run.engine,
                        engine_version=engine_version(run.engine))
 
@@ -174,7 +174,7 @@ class Runner:
         case = run.case
         t0 = time.time()
         specs = apply_dtype(case, run.dtype)
-        kernel = load_kernel(case.kernel, self.root)
+        kernel = load_kernel(case.kernel_for(run.engine), self.root)
         args = build_args(specs, case.seed, self.root)
         outcome.args = [{"name": a.spec.name, "kind": a.spec.kind, "activity": a.spec.activity,
                          "shape": list(np.shape(a.value)) if a.spec.kind == "array" else [],

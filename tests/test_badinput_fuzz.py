@@ -268,10 +268,13 @@ def invalid_reasons(case) -> list[str]:
                 reasons.append(f"fd tolerance {tol!r}")
     if not _is_int(case.check.repeat) or case.check.repeat < 1:
         reasons.append(f"repeat {case.check.repeat!r}")
-    kernel_file = (ROOT / case.kernel.path).resolve()
-    if not kernel_file.is_relative_to(ROOT) or not kernel_file.is_file() \
-            or f"def {case.kernel.function}(" not in kernel_file.read_text():
-        reasons.append(f"kernel {case.kernel}")
+    for kernel in [case.kernel, *case.native.values()]:      # (None: the case gives native kernels only)
+        if kernel is None:
+            continue
+        kernel_file = (ROOT / kernel.path).resolve()
+        if not kernel_file.is_relative_to(ROOT) or not kernel_file.is_file() \
+                or f"def {kernel.function}(" not in kernel_file.read_text():
+            reasons.append(f"kernel {kernel}")
     elements = 0
     for arg in case.args:
         reasons += _arg_reasons(case, arg)

@@ -65,6 +65,11 @@ def test_top_level_case_keys_match_the_schema():
     assert table_keys("case-format.md", "Top-level keys") == list(_schema()["properties"])
 
 
+def test_engines_entry_table_matches_the_schema():
+    entry = _schema()["$defs"]["engines"]["additionalProperties"]
+    assert table_keys("case-format.md", "engines: native kernels") == list(entry["properties"])
+
+
 def test_engine_option_table_matches_the_schema_and_the_engine():
     from harness.engine.launch import EngineOptions
     documented = table_keys("case-format.md", "engine")

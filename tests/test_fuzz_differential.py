@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -91,7 +92,10 @@ def test_bounded_differential_fuzz(chunk, tmp_path, request):
     pytest.importorskip("taichi")
     from harness.fuzz.differential import run_seeds
     seeds = list(BOUNDED_SEEDS)[chunk::4]
-    tally = run_seeds(seeds, tmp_path / "w", tmp_path / "f", ("bundled", "warp", "taichi"))
+    # a fixed folder for the generated kernels: their translations are then the same files from run
+    # to run, so Warp's kernel cache and Taichi's offline cache compile each only once per machine
+    work = Path(__file__).resolve().parents[1] / ".cache" / "harness" / "fuzz-bounded" / f"w{chunk}"
+    tally = run_seeds(seeds, work, tmp_path / "f", ("bundled", "warp", "taichi"))
     assert tally.kernels == len(seeds)
     new, known = [], set()
     for seed, run, kind, msg, case in tally.findings:
@@ -114,3 +118,17 @@ def test_reducer_refuses_a_read_of_an_unassigned_local():
                                     "    out[0] = acc\n"))
     assert not _reads_unassigned(kernel("def k(out, x):\n    acc = 1.0\n    for j in range(5):\n"
                                         "        acc = acc * 0.3 + x[j]\n    out[0] = abs(acc)\n    out[0] += 1.0\n"))
+
+
+def test_the_fuzzer_compiles_warp_modules_at_its_optimization_level(tmp_path):
+    pytest.importorskip("warp")
+    import warp as wp
+    from harness.fuzz.differential import WARP_OPTIMIZATION_LEVEL, DifferentialFuzzer
+    fuzzer = DifferentialFuzzer(tmp_path / "w", tmp_path / "f", ("warp",))
+    adapter = fuzzer.runner.engine({}, "warp")
+    assert adapter.optimization_level == WARP_OPTIMIZATION_LEVEL
+    tally = fuzzer.run_seed(9)
+    assert tally.engine_runs["warp pass"] + tally.engine_runs["warp wrong-gradient"] >= 1, tally.engine_runs
+    modules = [m for m, _, _ in adapter._modules.values()]
+    assert modules and all(wp.get_module(m.__name__).options["optimization_level"] == WARP_OPTIMIZATION_LEVEL
+                           for m in modules)

@@ -5,6 +5,7 @@ it. The full campaign (every case under every mutant) is `harness mutate` (tox -
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,33 @@ def test_mutant_is_caught_by_its_probe(name, launching_backend, mutant_cache, mo
     assert catching_oracles(got)
     if m.changes_source:      # the planted bug is in the generated kernel, not only in behaviour
         assert source_changed(base, got), f"{name}: the probe's generated source did not change: {got['sources']}"
+
+
+def test_mutate_on_dask_records_a_killed_worker_and_resumes_from_its_log(tmp_path, monkeypatch, launching_backend):
+    """`harness mutate --dask`: each mutant's process is a task on a LocalCluster of two workers; a
+    mutant whose task kills its worker is recorded (worker_died) after its retries, every other
+    result streams into the log, and --resume runs only the dead one again."""
+    if launching_backend.name != "sim":
+        pytest.skip("the campaign runs on the simulator here")
+    pytest.importorskip("distributed")
+    from harness.fuzz.distributed import KILL_ENV
+    from harness.mutation_run import logged_mutants, main
+    log = tmp_path / "mutants.jsonl"
+    argv = ["--dask", "-j", "2", "--mutants", "flip-sin-rule,assign-not-accumulate", "--log", str(log),
+            "--json", str(tmp_path / "m.json"), "--markdown", str(tmp_path / "m.md"), "--root", str(ROOT),
+            "cases/math-heavy.yaml", "cases/polynomial.yaml"]
+    monkeypatch.setenv(KILL_ENV, "assign-not-accumulate")
+    assert main(argv) == 1                                    # a process did not finish
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(r["name"] for r in lines) == ["assign-not-accumulate", "baseline", "flip-sin-rule"]
+    dead = next(r for r in lines if r["name"] == "assign-not-accumulate")
+    assert dead["status"] == "worker_died" and "KilledWorker" in dead["stderr"] and not dead["records"]
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["mutants"]["flip-sin-rule"]["caught"] and "assign-not-accumulate" in summary["problems"]
+    assert set(logged_mutants(log)) == {"baseline", "flip-sin-rule"}
+    monkeypatch.delenv(KILL_ENV)
+    assert main(argv + ["--resume"]) == 0                     # both caught now, nothing lost
+    again = [json.loads(line) for line in log.read_text().splitlines()][len(lines):]
+    assert [r["name"] for r in again] == ["assign-not-accumulate"]      # only the dead one ran again
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert all(s["caught"] for s in summary["mutants"].values()) and not summary["problems"]

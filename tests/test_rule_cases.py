@@ -81,8 +81,8 @@ def _case_rule_modes() -> dict[str, set[str]]:
     used: dict[str, set[str]] = {}
     for path in sorted((ROOT / "cases").glob("*.yaml")):
         for case in load_case_file(path, ROOT):
-            if case.expect.kind != "pass" or case.launch.style != "kernel" or case.check.fd is None \
-                    and not case.check.dot:
+            if case.kernel is None or case.expect.kind != "pass" or case.launch.style != "kernel" \
+                    or case.check.fd is None and not case.check.dot:     # (None: native kernels only)
                 continue
             modes = {m for m in case.modes if m in ("forward", "reverse")}
             if not modes or any(a.kind not in ("array", "scalar") for a in case.args):

@@ -904,7 +904,11 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
                 variant_names: tuple[str, ...] = ()) -> Case:
     doc = ctx.document
     program = None
-    if ("program" in doc) == ("kernel" in doc):
+    native = _build_native_kernels(ctx, doc)
+    if native and "program" in doc:
+        ctx.fail("a program runs through the bundled engine; native kernels (engines.*.kernel) are single "
+                 "launches", ("program",))
+    if not native and ("program" in doc) == ("kernel" in doc):
         ctx.fail("a case names either a kernel or a program (a sequence of launches), not both"
                  if "program" in doc else "missing required key 'kernel' (or 'program', a sequence of launches)",
                  ("program",) if "program" in doc else ("kernel",))
@@ -912,6 +916,9 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
         args = tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items())
         program = _build_program(ctx, doc, args)
         kernel = program.launches()[0].kernel
+    elif "kernel" not in doc:                               # native kernels only
+        kernel = None
+        args = _resolve_aliases(ctx, tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items()))
     else:
         kernel, params = _resolve_function(ctx, doc["kernel"], ("kernel",))
         style = (doc.get("launch") or {}).get("style", "kernel")
@@ -935,11 +942,32 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
         dtypes=tuple(doc["dtypes"]) if "dtypes" in doc else Case.dtypes,
         seed=doc.get("seed", 0),
         check=check, expect=expect, expect_by_mode=expect_by_mode,
-        engine_expect={name: _build_expect(ctx, body["expect"]) for name, body in doc.get("engines", {}).items()},
+        engine_expect={name: _build_expect(ctx, body["expect"]) for name, body in doc.get("engines", {}).items()
+                       if "expect" in body},
+        native=native,
         engine=_plain(doc.get("engine", {})),
         jobs=tuple(_plain(job) for job in doc.get("jobs", ())),
         ptx=_plain(doc.get("ptx", {})),
         variant=variant, variant_names=variant_names, line=line)
+
+
+def _build_native_kernels(ctx: _Context, doc: dict) -> dict:
+    """`engines: {warp: {kernel: ...}}`: each engine's kernel in its own language, whose parameters
+    are the case's arguments, in order (harness/engines/native.py)."""
+    native = {}
+    for name, body in doc.get("engines", {}).items():
+        if "kernel" not in body:
+            continue
+        where = ("engines", name, "kernel")
+        if name == "bundled":
+            ctx.fail("the bundled engine's kernel is the case's own `kernel`; engines.NAME.kernel gives an "
+                     "adapter's kernel in its own language", where)
+        if (doc.get("launch") or {}).get("style", "kernel") != "kernel":
+            ctx.fail("a native kernel is launched as written: the case's launch style must be 'kernel'", where)
+        ref, params = _resolve_function(ctx, body["kernel"], where)
+        _check_arg_names(ctx, doc["args"], ref, params)
+        native[name] = ref
+    return native
 
 
 # ============================================================================ issue 10: second edition

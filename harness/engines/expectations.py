@@ -9,6 +9,8 @@ A case's `expect` describes the bundled engine. For another engine:
   out-of-bounds store would take the test process down with it;
 - `expect: unsupported` becomes `pass`: the bundled engine's refusal says nothing about another
   engine, and the derivative has a right answer that the oracles check;
+- a case that gives only native kernels (`engines: {warp: {kernel: ...}}`, no `kernel`) is not run
+  on an engine without one of its own: there is no numba.cuda kernel;
 - everything else (pass, error on the launch contract such as an ActivityError, an xfail for a
   kernel's own nondeterminism) holds for every engine.
 An adapter's own refusal of a run expected to pass is the UNSUPPORTED state (`judge_engine_refusal`).
@@ -23,6 +25,9 @@ from ..model import Case, Expectation
 
 def expectation_for(case: Case, engine: str, mode: str | None = None) -> tuple[Expectation, str | None]:
     """The expectation of `case` for `engine` (in `mode`), and a reason to skip the run (or None)."""
+    if case.kernel_for(engine) is None:
+        return case.expect, (f"the case gives only native kernels ({', '.join(sorted(case.native))}): "
+                             f"no numba.cuda kernel for {engine} to run")
     if engine in case.engine_expect:
         stated = case.engine_expect[engine]
         if stated.kind == "xfail" and mode == "primal":

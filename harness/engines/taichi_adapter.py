@@ -276,6 +276,10 @@ class TaichiAdapter(Adapter):
             a.host[...] = f.to_numpy()
         return {}
 
+    def run_native(self, kernel, args, launch, mode):
+        from .taichi_native import run
+        return run(self, kernel, args, launch, mode)
+
     def _stored(self, module, fname, args, inputs, fields) -> dict:
         """Which elements of each array the kernel stores to (plain stores), from its `__stores`
         twin run on the initial values (which are then restored)."""

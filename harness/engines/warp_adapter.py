@@ -124,6 +124,9 @@ class WarpAdapter(Adapter):
     name = "warp"
     system = "warp"
     target = WarpTarget()
+    # Warp's `optimization_level` for the generated modules; None keeps Warp's default (3). The
+    # differential fuzzer compiles at 0: compiling is most of a generated kernel's cost there.
+    optimization_level: int | None = None
 
     def __init__(self, backend):
         super().__init__(backend)
@@ -179,6 +182,15 @@ class WarpAdapter(Adapter):
             if grad and a.differentiable:
                 a.shadows[0][...] = arr.grad.numpy()
         return {}
+
+
+    def configure_module(self, module) -> None:
+        if self.optimization_level is not None:
+            self.wp.set_module_options({"optimization_level": self.optimization_level}, module)
+
+    def run_native(self, kernel, args, launch, mode):
+        from .warp_native import run
+        return run(self.wp, self.device, kernel, args, launch, mode)
 
 
 def _wp_dtype(wp, dtype):

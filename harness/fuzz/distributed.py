@@ -1,4 +1,5 @@
-"""Fuzz campaigns on Dask distributed: one task per seed, results streamed into the log.
+"""Campaigns on Dask distributed: fuzz seeds (one task each, here) and mutants (harness/mutation_run.py)
+through one runner, `run_tasks`, with results streamed into the caller's log.
 
 `harness fuzz --dask` runs a `LocalCluster` of `-j` worker processes (one thread each: the
 simulator and the adapters are not thread-safe); `--scheduler ADDRESS` sends the seeds to an
@@ -41,14 +42,19 @@ def seed_task(seed: int, work: str, findings: str, engines: tuple, backend: str)
     return {"seed": seed, **_fuzzers[key].run_seed(seed).to_json()}
 
 
-def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: Path | None, *,
-                workers: int = 2, scheduler: str | None = None, say=print, client=None) -> Tally:
-    """Run `seeds` as Dask tasks; `client`: a connected Client to use (and leave open) instead."""
+def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | None = None, gpu: bool = False,
+              client=None, say=print, what: str = "tasks", progress_every: int = 50) -> None:
+    """Run `tasks`, (label, key, function, args) each, as Dask tasks, one at a time per worker.
+    Each result goes to `on_record(label, result)` as it arrives (in this process: the caller streams
+    it into its log); a task whose worker died ALLOWED_FAILURES times, or that raised, is recorded
+    through `on_record(label, on_death(label, exc))`, never lost. `client`: a connected Client to use
+    (and leave open); `scheduler`: an existing cluster's address; else a LocalCluster of `workers`
+    single-threaded processes. `gpu`: every task asks for one GPU worker resource."""
     import dask
     from distributed import Client, LocalCluster, as_completed
-    gpu = {"GPU": 1} if backend == "cuda" else None
-    # worker-saturation 1.0: a worker holds only the task it runs, so a death marks that seed alone (with
-    # the default 1.1 a queued, innocent seed was counted as suspicious too and could be recorded dead).
+    resources = {"GPU": 1} if gpu else None
+    # worker-saturation 1.0: a worker holds only the task it runs, so a death marks that task alone (with
+    # the default 1.1 a queued, innocent task was counted as suspicious too and could be recorded dead).
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES - 1,
                           "distributed.scheduler.worker-saturation": 1.0}):
         cluster, own = None, client is None
@@ -57,31 +63,50 @@ def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: P
         elif scheduler:
             client = Client(scheduler)
         else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, resources=gpu,
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, resources=resources,
                                    dashboard_address=None)
             client = Client(cluster)
         try:
-            futures = {client.submit(seed_task, seed, str(work), str(findings), tuple(engines), backend,
-                                     key=f"harness-fuzz-seed-{seed}", pure=False, resources=gpu): seed
-                       for seed in seeds}
-            total = Tally()
+            futures = {client.submit(fn, *args, key=key, pure=False, resources=resources): label
+                       for label, key, fn, args in tasks}
             for done, fut in enumerate(as_completed(futures), 1):
-                seed = futures[fut]
+                label = futures[fut]
                 try:
                     record = fut.result()
                 except Exception as exc:          # KilledWorker after ALLOWED_FAILURES deaths, or the task's error
-                    record = {"seed": seed, "worker_died": type(exc).__name__ == "KilledWorker",
-                              **Tally(kernels=1, findings=[(seed, "all", "worker-died", f"{type(exc).__name__}: "
-                                                            f"{str(exc)[:300]}", "")]).to_json()}
-                if log is not None:
-                    with open(log, "a") as f:
-                        f.write(json.dumps(record) + "\n")
-                total.merge(Tally.from_json(record))
-                if done % 50 == 0:
-                    say(f"  {done} of {len(futures)} seeds, {len(total.findings)} findings")
-            return total
+                    record = on_death(label, exc)
+                on_record(label, record)
+                if done % progress_every == 0:
+                    say(f"  {done} of {len(futures)} {what}")
         finally:
             if own:
                 client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def worker_died(exc: BaseException) -> bool:
+    return type(exc).__name__ == "KilledWorker"
+
+
+def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: Path | None, *,
+                workers: int = 2, scheduler: str | None = None, say=print, client=None) -> Tally:
+    """Run `seeds` as Dask tasks; `client`: a connected Client to use (and leave open) instead."""
+    total = Tally()
+
+    def death(seed, exc):
+        return {"seed": seed, "worker_died": worker_died(exc),
+                **Tally(kernels=1, findings=[(seed, "all", "worker-died", f"{type(exc).__name__}: "
+                                              f"{str(exc)[:300]}", "")]).to_json()}
+
+    def record(seed, rec):
+        if log is not None:
+            with open(log, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+        total.merge(Tally.from_json(rec))
+
+    tasks = [(seed, f"harness-fuzz-seed-{seed}", seed_task, (seed, str(work), str(findings), tuple(engines), backend))
+             for seed in seeds]
+    run_tasks(tasks, record, death, workers=workers, scheduler=scheduler, gpu=backend == "cuda", client=client,
+              say=say, what="seeds")
+    return total

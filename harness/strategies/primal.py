@@ -3,6 +3,7 @@ stated values (check.values.primal) where it gives them."""
 from __future__ import annotations
 
 from ..case_values import primal_verdicts
+from ..engines.native import is_native
 from ..host_staging import HOST, keeps_on_host, staged_launch
 from ..kernel_problem import array_module
 from ..layouts import device_view
@@ -26,5 +27,7 @@ class Primal:
                 result = ctx.engine.launch(ctx.kernel, ctx.config, *values, mode="primal")
             ctx.backend.synchronize()
             ctx.outcome.jobs = [j.record() for j in result.jobs]
+        # a native Warp or Taichi kernel has no numba.cuda twin to launch as the primal reference
+        reference = None if is_native(ctx.kernel) else ctx.kernel
         return [OracleVerdict("launch", "pass", "primal launch completed")] + \
-            primal_verdicts(ctx.case, ctx.args, values, ctx.backend, ctx.kernel, ctx.config, on_host=on_host)
+            primal_verdicts(ctx.case, ctx.args, values, ctx.backend, reference, ctx.config, on_host=on_host)

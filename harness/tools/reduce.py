@@ -593,6 +593,9 @@ def run_reduce(args) -> int:
         case_file = case_file_of(args.run.partition("::")[0], root)
         _, runs = load_runs(args.run, root, args.backend)
         run = runs[0]
+        if run.case.kernel_for(run.engine) != run.case.kernel or run.case.kernel is None:
+            raise ToolError(f"{args.run} runs a native {run.engine} kernel (engines.{run.engine}.kernel): the "
+                            "reducer shrinks numba.cuda kernels")
         module = ModuleContext(root / run.case.kernel.path, run.case.kernel.function)
         case = one_run_case(case_file, run)
     except ToolError as exc:

@@ -51,7 +51,9 @@ def show_lines(path: Path, runs, root: Path, outcomes: dict | None = None) -> li
     from harness.cases.expand import apply_dtype
     first = runs[0].case
     lines = [f"{project_relative(path, root)}: {first.id}" + (f": {first.title}" if first.title else ""),
-             f"  kernel: {first.kernel}", f"  tags: {', '.join(first.tags) or '-'}",
+             f"  kernel: {first.kernel or 'none (native kernels only)'}"]
+    lines += [f"  {engine} kernel: {ref} (native)" for engine, ref in first.native.items()]
+    lines += [f"  tags: {', '.join(first.tags) or '-'}",
              f"  {len(runs)} run{'s' if len(runs) != 1 else ''}:"]
     for run in runs:
         case = run.case
