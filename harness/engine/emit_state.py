@@ -82,3 +82,9 @@ class EmitState:
 
     def comment_line(self, line: int) -> str:
         return f"  # line {line}"
+
+
+def extremum_params(em: EmitState) -> list[str]:
+    """The scratch, initial-value and winner arrays each atomic max/min adds to a generated
+    function's parameters (emit_extrema.py says what they hold)."""
+    return [f"_x{name}{k}" for k in range(len(em.extrema)) for name in ("S", "I", "W")]
