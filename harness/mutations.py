@@ -261,7 +261,7 @@ def _lose_active_reduction(seams):
         "seams.emitters['tape-index']",
         probe="cases/warp-running-product.yaml::reverse")
 def _stale_tape(seams):
-    return seams.replace(emitters={"tape-index": lambda em, s: f"min(_n{s.id}, {em.tape_size}) - 1"})
+    return seams.replace(emitters={"tape-index": lambda em, s: f"min(_n{s.id}, {em.options.tape_size}) - 1"})
 
 
 # --- beyond the ten

@@ -26,12 +26,12 @@ def chosen(em: EmitState, s: Loop) -> bool:
     (emit_plain_loops.register_only), reads no array with a shadow (a load of an active array is a
     live-in per element; such loops keep the recomputed or taped form), and k * m is within the
     engine option loop_jacobian_limit (each direction costs a tangent per varied value)."""
-    if em.loop_jacobian_limit <= 0 or not emit_plain_loops.register_only(em, s):
+    if em.options.loop_jacobian_limit <= 0 or not emit_plain_loops.register_only(em, s):
         return False
     if any(isinstance(t, Assign) and isinstance(t.expr, Load) and t.target in em.varied
            for t in walk(list(s.header) + list(s.body))):
         return False
-    return len(live_ins(em, s)) * len(outputs(em, s)) <= em.loop_jacobian_limit
+    return len(live_ins(em, s)) * len(outputs(em, s)) <= em.options.loop_jacobian_limit
 
 
 def outputs(em: EmitState, s: Loop) -> list[str]:

@@ -35,13 +35,13 @@ def entry_name(em: EmitState, name: str) -> str:
 def recomputes(em: EmitState, s: Loop) -> bool:
     """Whether the reverse sweep rebuilds this loop's first iterations by replaying them from its
     entry registers (`register_only`, and recompute_limit above 0). Anything else is taped."""
-    return em.recompute_limit > 0 and register_only(em, s)
+    return em.options.recompute_limit > 0 and register_only(em, s)
 
 
 def tapes_registers(em: EmitState, s: Loop) -> bool:
     """Whether some iteration's registers go on the tape (a recomputed loop whose limit covers the
     whole tape never writes it)."""
-    return bool(s.carried) and not (recomputes(em, s) and em.recompute_limit >= em.tape_size)
+    return bool(s.carried) and not (recomputes(em, s) and em.options.recompute_limit >= em.options.tape_size)
 
 
 def swept_loops(em: EmitState, stmts):
@@ -66,7 +66,7 @@ def tape_declarations(em: EmitState, stmts):
     for name in names:
         t = em.ir.types.get(name, "int64")
         dtype = t if is_float(t) else "int64"
-        em.line(f"{tape_name(em, name)} = cuda.local.array({em.tape_size}, {dtype})")
+        em.line(f"{tape_name(em, name)} = cuda.local.array({em.options.tape_size}, {dtype})")
 
 
 def loop_sweep(em: EmitState, s: Loop, stores: bool):
@@ -99,7 +99,7 @@ def record_registers(em: EmitState, s: Loop, n: str):
     same for both forms: the reverse sweep walks min(n, tape_size) iterations either way."""
     overflow = f"{em.prefix}tape_overflow[0] = {s.line}"
     if not recomputes(em, s):
-        em.line(f"if {n} < {em.tape_size}:")
+        em.line(f"if {n} < {em.options.tape_size}:")
         em.depth += 1
         for name in registers(s):
             em.line(f"{tape_name(em, name)}[{n}] = {name}")
@@ -108,10 +108,10 @@ def record_registers(em: EmitState, s: Loop, n: str):
         em.line("else:")
         em.line(f"    {overflow}")
         return
-    em.line(f"if {n} >= {em.tape_size}:")
+    em.line(f"if {n} >= {em.options.tape_size}:")
     em.line(f"    {overflow}")
     if tapes_registers(em, s):
-        em.line(f"elif {n} >= {em.recompute_limit}:       # earlier iterations are recomputed")
+        em.line(f"elif {n} >= {em.options.recompute_limit}:       # earlier iterations are recomputed")
         for name in registers(s):
             em.line(f"    {tape_name(em, name)}[{n}] = {name}")
 
@@ -123,7 +123,7 @@ def restore_registers(em: EmitState, s: Loop, index: str):
     taped = tapes_registers(em, s)
     if recomputes(em, s):
         if taped:
-            em.line(f"if {index} < {em.recompute_limit}:       # recomputed from the entry registers")
+            em.line(f"if {index} < {em.options.recompute_limit}:       # recomputed from the entry registers")
             em.depth += 1
         rerun_iterations(em, s, index)
         if not taped:
@@ -170,7 +170,7 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
             if stores:
                 emit_primal.primal(em, s)
             if stores and record and isinstance(s, Atomic) and s.target in loop.taped_loads:
-                em.line(f"if {record} < {em.tape_size}:")
+                em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
         elif isinstance(s, Alloc):
             emit_primal.primal(em, s)
@@ -180,7 +180,7 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
         else:
             emit_primal.primal(em, s)
             if record and isinstance(s, Assign) and loop is not None and s.target in loop.taped_loads:
-                em.line(f"if {record} < {em.tape_size}:")
+                em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
 
 
@@ -189,7 +189,7 @@ def reverse_loop(em: EmitState, s: Loop):
         em.emitters["loop-jacobian"](em, s)
         return
     n, r = f"_n{s.id}", f"_r{s.id}"
-    em.line(f"for {r} in range(min({n}, {em.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
+    em.line(f"for {r} in range(min({n}, {em.options.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
     em.depth += 1
     tape = em.emitters["tape-index"](em, s)
     restore_registers(em, s, tape)
