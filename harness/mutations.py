@@ -131,7 +131,7 @@ class Mutant:
         return self.plant(base if base is not None else default_seams())
 
 
-MUTANTS: list[Mutant] = []
+MUTANTS: list[Mutant] = []        # process-wide: the catalogue, declared at import below
 
 
 def mutant(name: str, plants: str, patch_point: str, probe: str, **kw):

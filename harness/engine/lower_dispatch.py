@@ -16,6 +16,7 @@ from .ir import Assign, Prim
 from .lower_state import LoweringState
 from .numba_limits import numba_refusal
 
+# process-wide: filled by the lowering modules' decorators when they are imported, never by a session
 LOWERERS: dict[type, Callable] = {}
 REST_OF_BLOCK: list[Callable] = []
 

@@ -108,7 +108,7 @@ def expected_death(outcome: Outcome, expect) -> Outcome:
 
 # ----------------------------------------------------------------------------- planted faults (tests)
 
-_sticky: str | None = None
+_sticky: str | None = None       # process-wide on purpose: a planted fault poisons the process, as a real one does
 
 
 def planted_fault(kernel_name: str) -> None:

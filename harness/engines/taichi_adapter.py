@@ -149,6 +149,7 @@ class TaichiTarget(Target):
         return f"ti.{name}({a}, {b})"
 
 
+# process-wide: ti.init configures the Taichi runtime of the whole process and may run once
 _initialized = None
 AD_STACK_SIZE = 1024
 

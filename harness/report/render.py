@@ -596,6 +596,7 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+# process-wide: the templates of the installed package, loaded once; rendering keeps no state in it
 _ENV: jinja2.Environment | None = None
 
 
