@@ -69,3 +69,31 @@ def test_a_node_type_outside_the_table_is_refused_with_its_line():
     with pytest.raises(UnsupportedError, match="is not supported") as refused:
         lower_kernel(parse_kernel(lambda_kernel), params)
     assert f":{lambda_kernel.__code__.co_firstlineno + 1}" in str(refused.value)
+
+
+def test_the_op_table_is_the_one_list_of_math_functions():
+    """Each op once; what the front end, the rules, the translator, the adapters and the fuzzer
+    read is the table's."""
+    import math
+    import string
+
+    from harness.engine import frontend, rules
+    from harness.engine.ops import BY_NAME, OPS
+    from harness.engines import taichi_adapter, translate, warp_adapter
+    from harness.fuzz.grammar import PORTABLE_MATH
+    assert len(BY_NAME) == len(OPS)
+    for op in OPS:
+        if op.math:
+            assert callable(getattr(math, op.name, None)), op.name
+            assert frontend.FUNCTIONS[id(getattr(math, op.name))] == op.name
+        assert op.translated <= op.math, op.name          # the translator recognises `math.<name>` only
+        for spelling in (op.warp, op.taichi):
+            if spelling is not None:
+                fields = {f for _, f, _, _ in string.Formatter().parse(spelling) if f}
+                arity = len(op.partials) if op.partials else 1
+                assert fields <= {"one"} | {str(k) for k in range(arity)}, (op.name, spelling)
+    assert rules.PARTIALS == {op.name: op.partials for op in OPS if op.partials}
+    assert warp_adapter.WarpTarget.math == {op.name: op.warp for op in OPS if op.warp}
+    assert taichi_adapter.TaichiTarget.math == {op.name: op.taichi for op in OPS if op.taichi}
+    assert set(translate.MATH_FUNCTIONS.values()) == {op.name for op in OPS if op.translated} | {"abs", "min", "max"}
+    assert PORTABLE_MATH <= set(warp_adapter.WarpTarget.math) & set(taichi_adapter.TaichiTarget.math)
