@@ -1,9 +1,9 @@
 """The lowering's one dispatch table: AST node type -> the function that lowers such a node.
 
 Each lowering module registers its handlers here (`@lowers(ast.If)` beside the handler) and
-reaches the others only through `statement`, `block` and `expression`, so the modules that
-lower statements, expressions, loops, calls and inlined helpers do not import each other to
-recurse. A statement's handler is `(state, node, out) -> None`; an expression's is
+recurses only through `statement`, `block` and `expression`, so the modules that lower
+statements, expressions, loops, calls and inlined helpers import each other one way only
+(statements -> calls -> inlined helpers -> expressions), never in a cycle. A statement's handler is `(state, node, out) -> None`; an expression's is
 `(state, node, out) -> atom`. Statement and expression node types are disjoint, so one table
 holds both. normalize.py imports every registering module before it lowers anything.
 """
