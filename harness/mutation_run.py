@@ -40,7 +40,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from .policy import PASSING, catches
+from .policy import PASSING, State, catches
 
 BASELINE = "baseline"
 DOCS_BEGIN = "<!-- mutation-table:begin -->"
@@ -62,7 +62,7 @@ def catching_oracles(record: dict) -> list[str]:
     state, expect = record["state"], record.get("expect")
     if state in ("TIMEOUT", "CRASH"):
         return [state.lower()]
-    if state == "XPASS":
+    if state == State.XPASS:
         return ["xfail-now-passes"]
     if record.get("error"):
         kind = "error" if expect == "pass" else f"expect-{expect}"

@@ -17,21 +17,14 @@ Functions over the emit state (emit_state.py); the launcher allocates S, I, W an
 """
 from __future__ import annotations
 
-from . import emit_parallel, emit_primal, emit_reverse
-from .emit_state import EmitState
+from . import emit_parallel, emit_primal
+from .emit_state import EXTREMUM_SCRATCH, EmitState
 from .ir import Atomic, If, Store
 from .syntax import atom, index_text
 
 GLOBAL_THREAD_ID = ("((cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z))"
                     " * (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z) + cuda.threadIdx.x"
                     " + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z))")
-
-
-SCRATCH = ("S", "I", "W", "V")      # final values, initial values, winners, each thread's value
-
-
-def extremum_params(em: EmitState) -> list[str]:
-    return [f"_x{name}{k}" for k in range(len(em.extrema)) for name in SCRATCH]
 
 
 def is_extremum(em: EmitState, s) -> bool:
@@ -87,8 +80,8 @@ def extremum_pass(em: EmitState, stmts, phase: int):
     params = {p.name for p in em.ir.params}
     for s in stmts:
         if isinstance(s, If):
-            emit_primal.emit_if(em, s, lambda: (extremum_pass(em, s.body, phase), emit_reverse.primal_phis(em, s.phis, 1)),
-                                lambda: (extremum_pass(em, s.orelse, phase), emit_reverse.primal_phis(em, s.phis, 2)))
+            emit_primal.emit_if(em, s, lambda: (extremum_pass(em, s.body, phase), emit_primal.primal_phis(em, s.phis, 1)),
+                                lambda: (extremum_pass(em, s.orelse, phase), emit_primal.primal_phis(em, s.phis, 2)))
         elif isinstance(s, Atomic):
             if not is_extremum(em, s):
                 continue
@@ -112,5 +105,5 @@ def extremum_function(em: EmitState, fname: str, phase: int) -> str:
     2: winners into W)."""
     extremum_pass(em, em.ir.body, phase)
     params = [p.name for p in em.ir.params] + [f"_x{n}{k}" for k in range(len(em.extrema))
-                                               for n in (("S", "V") if phase == 1 else SCRATCH)]
+                                               for n in (("S", "V") if phase == 1 else EXTREMUM_SCRATCH)]
     return f"def {fname}({', '.join(params)}):\n" + ("\n".join(em.lines) or "    pass") + "\n"
