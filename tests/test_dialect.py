@@ -375,3 +375,74 @@ def test_a_lambda_inside_a_longer_expression_is_refused_not_crashed(kernel):
         """, name="pair")
     with pytest.raises(UnsupportedError, match="is not a plain function definition"):
         parse_kernel(k[1])
+
+
+# ----------------------------------------------------------------------------- inner functions
+
+def _reverse_and_forward(backend, k, x):
+    """(primal out, reverse dx for dout = 1, forward dout for dx = 1) of k(out, x) on 8 threads."""
+    import numpy as np
+    from harness.activity import Duplicated
+    from harness.engine.launch import Engine, LaunchConfig
+    engine = Engine(backend)
+    out = lambda: backend.asarray(np.zeros_like(x))                  # noqa: E731
+    ones = lambda: backend.asarray(np.ones_like(x))                  # noqa: E731
+    args = (Duplicated(out(), ones()), Duplicated(backend.asarray(x), out()))
+    engine.launch(k, LaunchConfig.of(1, 8), *args, mode="reverse")
+    fwd = (Duplicated(out(), out()), Duplicated(backend.asarray(x), ones()))
+    engine.launch(k, LaunchConfig.of(1, 8), *fwd, mode="forward")
+    host = lambda a: np.array(backend.to_host(a))                    # noqa: E731
+    return host(fwd[0].value), host(args[1].shadow), host(fwd[0].shadow)
+
+
+def test_inner_functions_read_the_enclosing_names_when_called(kernel, launching_backend):
+    """Late binding, as Python and numba.cuda both do: `a` rebound between the def and the second call
+    is seen with its new value; an inner function called from another one sees the kernel's `a`, not
+    the caller's local of the same name; a constant default fills a missing argument."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x):
+            i = cuda.grid(1)
+            a = 2.0
+
+            def scaled(t):
+                return a * t
+
+            def offset(t, shift=TPB / 8):
+                a = 10.0
+                return scaled(t) + a + shift
+            first = scaled(x[i])
+            a = 3.0
+            out[i] = first + scaled(x[i]) + offset(x[i])
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x)
+    np.testing.assert_allclose(primal, 2 * x + 3 * x + 3 * x + 10.0 + 4.0)
+    np.testing.assert_allclose(dx, 8.0)
+    np.testing.assert_allclose(dout, 8.0)
+
+
+@pytest.mark.parametrize("definition, line, words", [
+    (["@cuda.jit(device=True)", "def f(t):", "    return t"], 10, "inner function f is decorated"),
+    (["def f(t, s=x[0]):", "    return t * s"], 9, "a default value of inner function f is not a constant"),
+    (["def f(t, *s):", "    return t"], 9, r"inner function f takes \*args"),
+    (["def f(t):", "    nonlocal i", "    return t"], 10, "`nonlocal` in inner function f: writes to the enclosing"),
+])
+def test_inner_functions_numba_cannot_inline_are_refused_at_their_line(kernel, definition, line, words):
+    k = kernel("def k(out, x):\n    i = 0\n" + "".join(f"    {line}\n" for line in definition)
+               + "    out[0] = f(x[0])\n")
+    with pytest.raises(UnsupportedError, match=rf"dialect_\d+\.py:{line}: {words}"):
+        lower(k)
+
+
+def test_an_inner_function_used_as_a_value_is_refused(kernel):
+    k = kernel("""
+        def k(out, x):
+            def f(t):
+                return t
+            g = f
+            out[0] = g(x[0])
+        """)
+    with pytest.raises(UnsupportedError, match=r":11: inner function f used as a value"):
+        lower(k)

@@ -29,7 +29,15 @@ def _always_returns(stmts) -> bool:
 
 
 def _contains_return(stmts) -> bool:
-    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+    """A `return` of this body: those of inner function definitions belong to them."""
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            return True
+        if isinstance(s, ast.FunctionDef):
+            continue
+        if any(_contains_return(getattr(s, field, None) or []) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
+            return True
+    return False
 
 
 def _return_assign(s: ast.Return, src: KernelSource, values: bool) -> list:

@@ -31,6 +31,8 @@ def resolve_call(st: LoweringState, node):
     elif isinstance(f, ast.Name):
         if f.id in st.env or f.id in st.arrays:
             return None
+        if f.id in st.local_functions:
+            return "device", st.local_functions[f.id]
         try:
             obj = resolve_global(st.src, f.id)
         except KeyError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from . import lower_calls as calls, lower_exprs as exprs, lower_loops as loops
+from . import lower_calls as calls, lower_exprs as exprs, lower_local_functions as local_functions, lower_loops as loops
 from .control import RET
 from .ir import If, Lit, Load, Prim, Special, Store
 from .lower_exprs import BINOPS
@@ -117,6 +117,8 @@ def stmt(st: LoweringState, s, out):
         loops.while_loop(st, s, out)
     elif isinstance(s, (ast.Break, ast.Continue)):
         raise st.err(s, f"`{type(s).__name__.lower()}` outside a loop body")
+    elif isinstance(s, ast.FunctionDef):
+        local_functions.define(st, s)
     else:
         raise st.err(s, numba_refusal(s) or f"{type(s).__name__} statements are not supported by the AD transform")
 
