@@ -379,17 +379,17 @@ def test_a_lambda_inside_a_longer_expression_is_refused_not_crashed(kernel):
 
 # ----------------------------------------------------------------------------- inner functions
 
-def _reverse_and_forward(backend, k, x):
-    """(primal out, reverse dx for dout = 1, forward dout for dx = 1) of k(out, x) on 8 threads."""
+def _reverse_and_forward(backend, k, x, *scalars):
+    """(primal out, reverse dx for dout = 1, forward dout for dx = 1) of k(out, x, *scalars) on 8 threads."""
     import numpy as np
     from harness.activity import Duplicated
     from harness.engine.launch import Engine, LaunchConfig
     engine = Engine(backend)
     out = lambda: backend.asarray(np.zeros_like(x))                  # noqa: E731
     ones = lambda: backend.asarray(np.ones_like(x))                  # noqa: E731
-    args = (Duplicated(out(), ones()), Duplicated(backend.asarray(x), out()))
+    args = (Duplicated(out(), ones()), Duplicated(backend.asarray(x), out())) + scalars
     engine.launch(k, LaunchConfig.of(1, 8), *args, mode="reverse")
-    fwd = (Duplicated(out(), out()), Duplicated(backend.asarray(x), ones()))
+    fwd = (Duplicated(out(), out()), Duplicated(backend.asarray(x), ones())) + scalars
     engine.launch(k, LaunchConfig.of(1, 8), *fwd, mode="forward")
     host = lambda a: np.array(backend.to_host(a))                    # noqa: E731
     return host(fwd[0].value), host(args[1].shadow), host(fwd[0].shadow)
@@ -446,3 +446,40 @@ def test_an_inner_function_used_as_a_value_is_refused(kernel):
         """)
     with pytest.raises(UnsupportedError, match=r":11: inner function f used as a value"):
         lower(k)
+
+
+# ----------------------------------------------------------------------------- loop counters after the loop
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_counter_rebinding_a_name_keeps_its_last_value_after_the_loop(kernel, launching_backend, n):
+    """Python's meaning: after `for k in range(n)` the name holds the last value, or, when the loop ran
+    no iteration, the value it had before; inside a while loop whose body reassigns the same names
+    the counters are carried like any other name."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x, n):
+            i = cuda.grid(1)
+            k = i
+            m = i
+            for k in range(n):
+                pass
+            j = 0
+            while j < 1:
+                j += 1
+                for m in range(n):
+                    for m in range(k + 1):
+                        pass
+            out[i] += x[k] * 2.0 + x[m]
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x, np.int64(n))
+    lane = np.arange(8)
+    last_k = lane if n == 0 else np.full(8, n - 1)
+    last_m = lane if n == 0 else last_k
+    np.testing.assert_allclose(primal, 2 * x[last_k] + x[last_m])
+    want_dx = np.zeros(8)
+    np.add.at(want_dx, last_k, 2.0)
+    np.add.at(want_dx, last_m, 1.0)
+    np.testing.assert_allclose(dx, want_dx)
+    np.testing.assert_allclose(dout, 3.0)

@@ -11,7 +11,7 @@ Functions over the emit state (emit_state.py); the launcher allocates S, I and W
 from __future__ import annotations
 
 from . import emit_parallel, emit_primal, emit_reverse
-from .emit_state import EmitState
+from .emit_state import EmitState, body_text
 from .ir import Atomic, If, Store
 from .syntax import atom, index_text
 
@@ -84,4 +84,4 @@ def extremum_function(em: EmitState, fname: str, phase: int) -> str:
     extremum_pass(em, em.ir.body, phase)
     params = [p.name for p in em.ir.params] + [f"_x{n}{k}" for k in range(len(em.extrema))
                                                for n in (("S",) if phase == 1 else ("S", "I", "W"))]
-    return f"def {fname}({', '.join(params)}):\n" + ("\n".join(em.lines) or "    pass") + "\n"
+    return f"def {fname}({', '.join(params)}):\n" + (body_text(em.lines) or "    pass") + "\n"

@@ -102,6 +102,10 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     the loop; their types may widen in the body (s = 0; s += x[k]), in which case the body is
     lowered again with the wider type so no float is mistaken for an integer."""
     assigned = assigned_names(body) | ({brk} if uses_name(body, brk) else set())
+    if var and var in st.env:
+        # a counter that rebinds a name defined before the loop: Python leaves it holding the last
+        # iteration's value, or the old value when the loop runs no iteration; carried like any name
+        assigned.add(var)
     carried_vars = sorted(v for v in assigned if v in st.env or v == brk)
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
@@ -146,6 +150,6 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
                     step=step, header=header, cond=cond))
     for v in carried_vars:
         st.env[v] = registers[v]       # after the loop a register holds the final value
-    if var:
-        st.env.pop(var, None)          # Python leaves it defined; kernels rarely rely on it
+    if var and var not in carried_vars:
+        st.env.pop(var, None)          # defined after the loop only if it ran: left undefined
     st.line = line
