@@ -483,3 +483,26 @@ def test_a_counter_rebinding_a_name_keeps_its_last_value_after_the_loop(kernel, 
     np.add.at(want_dx, last_m, 1.0)
     np.testing.assert_allclose(dx, want_dx)
     np.testing.assert_allclose(dout, 3.0)
+
+
+def test_a_shape_held_in_a_name_is_read_as_the_shape(kernel):
+    k = kernel("""
+        def k(out, x):
+            s = x.shape
+            rows, cols = s
+            out[0] = s[1] + len(s) + rows + cols
+        """)
+    assert normal(k) == ("def k(out, x):\n    rows, cols = (x.shape[0], x.shape[1])\n"
+                         "    out[0] = x.shape[1] + x.ndim + rows + cols")
+    lower(k, ndim=2)
+
+
+def test_a_shape_name_bound_twice_is_left_as_written(kernel):
+    k = kernel("""
+        def k(out, x):
+            s = x.shape
+            if x[0] > 0:
+                s = out.shape
+            out[0] = s[0]
+        """)
+    assert "s = x.shape" in normal(k)
