@@ -222,3 +222,16 @@ def shape_values(out, x, w):
         for k in range(ws[0]):
             acc += w[k] * x[r, (c + k) % cols]
         out[r, c] = acc * rows
+
+
+@cuda.jit
+def trailing_barrier_fill(table, w):
+    """A running fill, one row per thread, ending with a barrier under the bounds check (as a
+    published DTW kernel does): the barrier orders no memory access, so it is left out of the
+    derivative kernels rather than refused."""
+    n, cols = table.shape
+    x = cuda.grid(1)
+    if x < n:
+        for j in range(1, cols):
+            table[x, j] += min(w * table[x, j - 1], table[x, j] * table[x, j])
+        cuda.syncthreads()
