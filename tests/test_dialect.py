@@ -506,3 +506,60 @@ def test_a_shape_name_bound_twice_is_left_as_written(kernel):
             out[0] = s[0]
         """)
     assert "s = x.shape" in normal(k)
+
+
+def test_a_shared_array_declared_after_an_early_return_moves_to_the_top(kernel):
+    k = kernel("""
+        def k(out, x):
+            i = cuda.grid(1)
+            if i >= 64:
+                return
+            sm = cuda.shared.array(TPB, float32)
+            sm[0] = x[i]
+            out[i] = sm[0]
+        """)
+    assert normal(k).startswith("def k(out, x):\n    sm = cuda.shared.array(32, 'float32')\n    i = cuda.grid(1)")
+    lower(k)
+
+
+@pytest.mark.parametrize("n", [2, 6])
+def test_loop_else_blocks_run_when_the_loop_ends_without_break(kernel, launching_backend, n):
+    """for/while ... else, as numba.cuda compiles them: the else block runs unless a break ended the loop."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x, n):
+            i = cuda.grid(1)
+            acc = 0.0
+            for j in range(n):
+                if j == 4:
+                    break
+                acc += x[(i + j) % 8]
+            else:
+                acc *= 3.0
+            for j in range(n):
+                acc += 0.5 * x[i]
+            else:
+                acc += x[i]
+            j = 0
+            while j < n:
+                j += 1
+                if j > 10:
+                    break
+            else:
+                acc *= 2.0
+            out[i] = acc
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x, np.int64(n))
+    lane = np.arange(8)
+    first = sum(x[(lane + j) % 8] for j in range(min(n, 4))) * (3.0 if n <= 4 else 1.0)
+    want = 2.0 * (first + 0.5 * n * x + x)
+    np.testing.assert_allclose(primal, want)
+    jac = np.zeros((8, 8))
+    for t in lane:
+        for j in range(min(n, 4)):
+            jac[t, (t + j) % 8] += (3.0 if n <= 4 else 1.0) * 2.0
+        jac[t, t] += 2.0 * (0.5 * n + 1.0)
+    np.testing.assert_allclose(dx, jac.sum(axis=0))
+    np.testing.assert_allclose(dout, jac.sum(axis=1))

@@ -410,9 +410,9 @@ def _filled_local(name: str, source, alloc: ast.Call, at) -> list:
 
 
 def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
-    """A shared array declared inside an `if` or a loop moves to the top of the body: numba.cuda
-    allocates shared memory statically, per block, wherever it is declared, so the array exists
-    (with undefined contents) on every path. Only a name assigned once, with a constant shape and
+    """A shared array declared inside an `if` or a loop, or after an early `return`, moves to the top
+    of the body: numba.cuda allocates shared memory statically, per block, wherever it is declared,
+    so the array exists (with undefined contents) on every path. Only a name assigned once, with a constant shape and
     dtype, moves; anything else stays for the lowering to judge."""
     counts: dict[str, int] = {}
     for n in ast.walk(fn):
@@ -432,10 +432,13 @@ def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
 
     def visit(block, nested):
         kept = []
-        for s in block:
-            if nested and movable(s):
+        returned = False                  # a top-level declaration after an early return would end up
+        for s in block:                   # under the return's guard (control.py): it moves up too
+            if (nested or returned) and movable(s):
                 hoisted.append(s)
                 continue
+            returned = returned or (not nested and not isinstance(s, ast.FunctionDef)
+                                    and any(isinstance(n, ast.Return) for n in ast.walk(s)))
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and not isinstance(s, ast.FunctionDef):

@@ -16,9 +16,9 @@ UNROLL_LIMIT = 16            # static range loops up to this trip count are unro
 
 
 def for_loop(st: LoweringState, s: ast.For, out):
-    it = s.iter
     if s.orelse:
-        raise st.err(s, "`for ... else` is not supported")
+        return loop_with_else(st, s, out)
+    it = s.iter
     if isinstance(it, (ast.Tuple, ast.List)) and isinstance(s.target, ast.Name) and not has_jump(s.body):
         for elt in it.elts:              # `for d in (16, 8, 4)`: unrolled over the literal values
             st.env[s.target.id] = exprs.expr(st, elt, out, target=st.fresh(s.target.id))
@@ -86,10 +86,52 @@ def runtime_step_range(st: LoweringState, s: ast.For, start, stop, step) -> list
 
 def while_loop(st: LoweringState, s: ast.While, out):
     if s.orelse:
-        raise st.err(s, "`while ... else` is not supported")
+        return loop_with_else(st, s, out)
     brk, skip = jump_flags(st)
     body = lower_jumps(s.body, st.src, brk, skip)
     loop(st, s, out, "while", body, test=s.test, brk=brk)
+
+
+def loop_with_else(st: LoweringState, s, out):
+    """`for/while ... else`: the else block runs when the loop ends without `break`. The loop sets a
+    flag of its own right before each of its breaks (not those of nested loops), and the else
+    block runs under `if not flag`; a loop without a break runs it unconditionally."""
+    loop_ = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields if f != "orelse"}, orelse=[]), s)
+    if not _breaks(s.body):
+        stmts.stmt(st, loop_, out)
+        out.extend(stmts.block(st, s.orelse))
+        return
+    st.njumps += 1
+    flag = f"{BREAK}else{st.njumps}"
+    loop_.body = _flag_breaks(s.body, flag)
+    set_flag = lambda value: ast.copy_location(                    # noqa: E731
+        ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), s)
+    guarded = ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())), s.orelse, []),
+                                s.orelse[0])
+    for node in (loop_, guarded):
+        ast.fix_missing_locations(node)
+    out.extend(stmts.block(st, [set_flag(False), loop_, guarded]))
+
+
+def _breaks(stmts) -> bool:
+    """A `break` of this loop (those of nested loops and inner functions excluded)."""
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            return True
+        if isinstance(s, ast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
+def _flag_breaks(stmts, flag: str) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
+        elif isinstance(s, ast.If):
+            s = ast.copy_location(ast.If(s.test, _flag_breaks(s.body, flag), _flag_breaks(s.orelse, flag)), s)
+        out.append(s)
+    return out
 
 
 def jump_flags(st: LoweringState) -> tuple[str, str]:
