@@ -165,6 +165,7 @@ class Run:
     dtype: str | None
     backend: str                    # sim | ptx | cuda
     engine: str = "bundled"         # bundled | warp | taichi (harness/engines)
+    skip: str | None = None         # why this engine does not run the case (engines/expectations.py)
 
     @property
     def name(self) -> str:
