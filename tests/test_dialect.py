@@ -563,3 +563,23 @@ def test_loop_else_blocks_run_when_the_loop_ends_without_break(kernel, launching
         jac[t, t] += 2.0 * (0.5 * n + 1.0)
     np.testing.assert_allclose(dx, jac.sum(axis=0))
     np.testing.assert_allclose(dout, jac.sum(axis=1))
+
+
+@pytest.mark.parametrize("where", ["if", "loop"])
+def test_an_inner_function_defined_in_a_branch_or_loop_is_refused_when_called_after_it(kernel, where):
+    """Which definition (if any) a call after the block runs depends on the path taken: refused,
+    naming the call and the definition; a call inside the same block is lowered."""
+    head = "if i > 3:" if where == "if" else "for j in range(i):"
+    k = kernel(f"""
+        def k(out, x):
+            i = cuda.grid(1)
+            def f(t):
+                return t * 3.0
+            {head}
+                def f(t):
+                    return t * 2.0
+                out[i] = f(x[i])
+            out[i] += f(x[i])
+        """)
+    with pytest.raises(UnsupportedError, match=r":16: inner function f is defined inside a branch or loop \(line 13\)"):
+        lower(k)

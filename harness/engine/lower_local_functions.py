@@ -36,6 +36,26 @@ class LocalFunction:
         return self.src.name
 
 
+@dataclass(frozen=True)
+class ConditionalFunction:
+    """An inner function defined inside a branch of an `if` or a loop body, seen after that block: which
+    body a call would run (or whether the name exists at all) depends on the path taken, so a call
+    refuses."""
+    name: str
+    line: int
+
+
+def after_branches(before: dict, then: dict, orelse: dict) -> dict:
+    """The inner functions visible after an `if` whose branches left `then` and `orelse`: those from
+    before it, and a ConditionalFunction for each defined (or redefined) inside a branch."""
+    out = dict(before)
+    for side in (then, orelse):
+        for name, fn in side.items():
+            if before.get(name) is not fn:
+                out[name] = ConditionalFunction(name, getattr(fn, "line", 0))
+    return out
+
+
 def free_names(fdef: ast.FunctionDef) -> set[str]:
     """Names the function reads but neither takes as a parameter nor assigns (Python's rule: a name
     assigned anywhere in a function is local to it)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from . import lower_local_functions as local_functions
 from .control import BREAK, SKIP, assigned_names, has_jump, uses_name, lower_jumps
 from .ir import Lit, Loop, Prim
 from .lower_dispatch import block, expression, lowers
@@ -154,6 +155,7 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
     line = st.line
+    functions = st.local_functions
     widened: dict[str, str] = {}
     for _attempt in range(3):
         snapshot = st.snapshot()
@@ -188,6 +190,8 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         st.restore(snapshot)
     else:
         raise st.err(s, "loop-carried types did not settle")
+    # an inner function defined in the body exists after the loop only if an iteration ran
+    st.local_functions = local_functions.after_branches(functions, st.local_functions, {})
     st.nloops += 1
     out.extend(pre)
     out.append(Loop(kind, lowered, carried, line, st.nloops, var=loop_var, start=start, stop=stop,
