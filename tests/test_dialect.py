@@ -583,3 +583,30 @@ def test_an_inner_function_defined_in_a_branch_or_loop_is_refused_when_called_af
         """)
     with pytest.raises(UnsupportedError, match=r":16: inner function f is defined inside a branch or loop \(line 13\)"):
         lower(k)
+
+
+def test_a_break_in_a_nested_loops_else_block_ends_the_enclosing_loop(kernel, launching_backend):
+    """`for ...: for ...: ... else: break`: the else block belongs to the inner loop, its break to the
+    outer one (numba.cuda and Python agree)."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x, n):
+            i = cuda.grid(1)
+            acc = 0.0
+            for j in range(n):
+                for m in range(j):
+                    if m > 5:
+                        break
+                else:
+                    if j >= 2:
+                        break
+                acc += x[(i + j) % 8]
+            out[i] = acc
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x, np.int64(6))
+    lane = np.arange(8)
+    np.testing.assert_allclose(primal, x[lane] + x[(lane + 1) % 8])
+    np.testing.assert_allclose(dx, 2.0)
+    np.testing.assert_allclose(dout, 2.0)
