@@ -240,7 +240,9 @@ class Outcome:
     duration: float = 0.0
 
     def to_json(self) -> dict:
-        return asdict(self)
+        record = asdict(self)
+        record["state"] = str(self.state)     # plain data: a record crosses processes (xdist's execnet)
+        return record
 
     @staticmethod
     def from_json(data: dict) -> "Outcome":

@@ -69,6 +69,7 @@ def test_states_are_a_str_enum_written_as_their_names():
     from harness.policy import STATES, State
     o = judge_run(_outcome(), Expectation(), "bundled", True, verdicts=FAILING)
     assert o.state is State.FAIL
+    assert type(o.to_json()["state"]) is str           # plain data: records cross processes (xdist)
     assert json.loads(json.dumps(o.to_json()))["state"] == "FAIL" and f"{o.state}" == "FAIL"
     assert Outcome.from_json(o.to_json()).state == State.FAIL
     assert [str(s) for s in STATES] == [s.name for s in State]
