@@ -180,3 +180,58 @@ def module_constants(out, x):
     sm[0, t] = x[i]
     cuda.syncthreads()
     out[i] = combine(row[(t + 1) % TPB], sm[0, t] * WEIGHTS[2])
+
+
+@cuda.jit
+def inner_functions(out, x, n):
+    """Helper functions defined inside the kernel body, one closing over a scalar and one over an
+    array of the kernel (bicubic interpolation as published kernels write it)."""
+    a = -0.5
+
+    def cubic_weight(t):
+        t = abs(t)
+        if t <= 1.0:
+            return (a + 2.0) * t ** 3 - (a + 3.0) * t ** 2 + 1.0
+        elif t < 2.0:
+            return a * t ** 3 - 5.0 * a * t ** 2 + 8.0 * a * t - 4.0 * a
+        return 0.0
+
+    def sample(k):
+        return x[min(max(k, 0), n - 1)]
+
+    i = cuda.grid(1)
+    if i < out.size:
+        pos = i * 0.37
+        base = int(pos)
+        frac = pos - base
+        acc = 0.0
+        for m in range(-1, 3):
+            acc += cubic_weight(frac - m) * sample(base + m)
+        out[i] = acc
+
+
+@cuda.jit
+def shape_values(out, x, w):
+    """An array's shape held in a name, then indexed, measured and unpacked."""
+    s = x.shape
+    ws = w.shape
+    rows, cols = s
+    r, c = cuda.grid(2)
+    if r < s[0] and c < cols and len(s) == 2:
+        acc = 0.0
+        for k in range(ws[0]):
+            acc += w[k] * x[r, (c + k) % cols]
+        out[r, c] = acc * rows
+
+
+@cuda.jit
+def trailing_barrier_fill(table, w):
+    """A running fill, one row per thread, ending with a barrier under the bounds check (as a
+    published DTW kernel does): the barrier orders no memory access, so it is left out of the
+    derivative kernels rather than refused."""
+    n, cols = table.shape
+    x = cuda.grid(1)
+    if x < n:
+        for j in range(1, cols):
+            table[x, j] += min(w * table[x, j - 1], table[x, j] * table[x, j])
+        cuda.syncthreads()

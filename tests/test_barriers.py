@@ -35,6 +35,7 @@ def loop_on_thread(out, x, n):
     k = 0
     while k < cuda.threadIdx.x:
         cuda.syncthreads()
+        out[k] = x[k]
         k += 1
 
 
@@ -45,11 +46,13 @@ def register_turns_thread_dependent(out, x, n):
         cuda.syncthreads()          # k's trip count depends on s after the first iteration
         k += s
         s = cuda.threadIdx.x + 1
+    out[0] = x[1]
 
 
 def loaded_condition(out, x, n):
     if x[0] > 0.0:
         cuda.syncthreads()
+    out[0] = x[1]
 
 
 def after_early_return(out, x, n):
@@ -79,6 +82,57 @@ def test_thread_dependent_barrier_is_refused_naming_its_line(fn, why):
     lines, first = inspect.getsourcelines(fn)
     barrier = first + next(k for k, text in enumerate(lines) if "syncthreads" in text)
     assert info.value.line == barrier
+
+
+def trailing_barrier(out, x, n):
+    """A DTW fill's shape: per-thread work, then a barrier under the bounds check with nothing after."""
+    i = cuda.grid(1)
+    if i < n:
+        for k in range(1, n):
+            out[i] += x[i] * k
+        cuda.syncthreads()
+
+
+def idle_in_a_thread_loop(out, x, n):
+    i = cuda.grid(1)
+    out[i] = x[i]
+    scratch = cuda.local.array(4, "float64")
+    for k in range(i):
+        cuda.syncthreads()
+        scratch[k % 4] = 1.0          # a thread's own local array: no other thread sees it
+
+
+def access_after_the_loop(out, x, n):
+    i = cuda.grid(1)
+    for k in range(i):
+        cuda.syncthreads()
+    out[i] = x[i]
+
+
+def access_in_a_later_iteration(out, x, n):
+    i = cuda.grid(1)
+    for k in range(i):
+        out[i] += x[k]
+        cuda.syncthreads()
+
+
+@pytest.mark.parametrize("fn", [trailing_barrier, idle_in_a_thread_loop])
+def test_a_barrier_that_orders_no_memory_access_is_dropped_not_refused(fn):
+    ir = _lower(fn)
+    assert not any(isinstance(s, Barrier) for s in walk(ir.body))
+
+
+@pytest.mark.parametrize("fn", [access_after_the_loop, access_in_a_later_iteration])
+def test_a_barrier_with_memory_accesses_after_it_stays_refused(fn):
+    with pytest.raises(UnsupportedError, match="runs a thread-dependent number of times"):
+        _lower(fn)
+
+
+def test_a_block_uniform_barrier_with_nothing_after_it_is_kept():
+    def uniform_trailing(out, x, n):
+        out[cuda.threadIdx.x] = x[cuda.threadIdx.x]
+        cuda.syncthreads()
+    assert any(isinstance(s, Barrier) for s in walk(_lower(uniform_trailing).body))
 
 
 def grid_sync(out, x, n):

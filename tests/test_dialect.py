@@ -375,3 +375,238 @@ def test_a_lambda_inside_a_longer_expression_is_refused_not_crashed(kernel):
         """, name="pair")
     with pytest.raises(UnsupportedError, match="is not a plain function definition"):
         parse_kernel(k[1])
+
+
+# ----------------------------------------------------------------------------- inner functions
+
+def _reverse_and_forward(backend, k, x, *scalars):
+    """(primal out, reverse dx for dout = 1, forward dout for dx = 1) of k(out, x, *scalars) on 8 threads."""
+    import numpy as np
+    from harness.activity import Duplicated
+    from harness.engine.launch import Engine, LaunchConfig
+    engine = Engine(backend)
+    out = lambda: backend.asarray(np.zeros_like(x))                  # noqa: E731
+    ones = lambda: backend.asarray(np.ones_like(x))                  # noqa: E731
+    args = (Duplicated(out(), ones()), Duplicated(backend.asarray(x), out())) + scalars
+    engine.launch(k, LaunchConfig.of(1, 8), *args, mode="reverse")
+    fwd = (Duplicated(out(), out()), Duplicated(backend.asarray(x), ones())) + scalars
+    engine.launch(k, LaunchConfig.of(1, 8), *fwd, mode="forward")
+    host = lambda a: np.array(backend.to_host(a))                    # noqa: E731
+    return host(fwd[0].value), host(args[1].shadow), host(fwd[0].shadow)
+
+
+def test_inner_functions_read_the_enclosing_names_when_called(kernel, launching_backend):
+    """Late binding, as Python and numba.cuda both do: `a` rebound between the def and the second call
+    is seen with its new value; an inner function called from another one sees the kernel's `a`, not
+    the caller's local of the same name; a constant default fills a missing argument."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x):
+            i = cuda.grid(1)
+            a = 2.0
+
+            def scaled(t):
+                return a * t
+
+            def offset(t, shift=TPB / 8):
+                a = 10.0
+                return scaled(t) + a + shift
+            first = scaled(x[i])
+            a = 3.0
+            out[i] = first + scaled(x[i]) + offset(x[i])
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x)
+    np.testing.assert_allclose(primal, 2 * x + 3 * x + 3 * x + 10.0 + 4.0)
+    np.testing.assert_allclose(dx, 8.0)
+    np.testing.assert_allclose(dout, 8.0)
+
+
+@pytest.mark.parametrize("definition, line, words", [
+    (["@cuda.jit(device=True)", "def f(t):", "    return t"], 10, "inner function f is decorated"),
+    (["def f(t, s=x[0]):", "    return t * s"], 9, "a default value of inner function f is not a constant"),
+    (["def f(t, *s):", "    return t"], 9, r"inner function f takes \*args"),
+    (["def f(t):", "    nonlocal i", "    return t"], 10, "`nonlocal` in inner function f: writes to the enclosing"),
+])
+def test_inner_functions_numba_cannot_inline_are_refused_at_their_line(kernel, definition, line, words):
+    k = kernel("def k(out, x):\n    i = 0\n" + "".join(f"    {line}\n" for line in definition)
+               + "    out[0] = f(x[0])\n")
+    with pytest.raises(UnsupportedError, match=rf"dialect_\d+\.py:{line}: {words}"):
+        lower(k)
+
+
+def test_an_inner_function_used_as_a_value_is_refused(kernel):
+    k = kernel("""
+        def k(out, x):
+            def f(t):
+                return t
+            g = f
+            out[0] = g(x[0])
+        """)
+    with pytest.raises(UnsupportedError, match=r":11: inner function f used as a value"):
+        lower(k)
+
+
+# ----------------------------------------------------------------------------- loop counters after the loop
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_counter_rebinding_a_name_keeps_its_last_value_after_the_loop(kernel, launching_backend, n):
+    """Python's meaning: after `for k in range(n)` the name holds the last value, or, when the loop ran
+    no iteration, the value it had before; inside a while loop whose body reassigns the same names
+    the counters are carried like any other name."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x, n):
+            i = cuda.grid(1)
+            k = i
+            m = i
+            for k in range(n):
+                pass
+            j = 0
+            while j < 1:
+                j += 1
+                for m in range(n):
+                    for m in range(k + 1):
+                        pass
+            out[i] += x[k] * 2.0 + x[m]
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x, np.int64(n))
+    lane = np.arange(8)
+    last_k = lane if n == 0 else np.full(8, n - 1)
+    last_m = lane if n == 0 else last_k
+    np.testing.assert_allclose(primal, 2 * x[last_k] + x[last_m])
+    want_dx = np.zeros(8)
+    np.add.at(want_dx, last_k, 2.0)
+    np.add.at(want_dx, last_m, 1.0)
+    np.testing.assert_allclose(dx, want_dx)
+    np.testing.assert_allclose(dout, 3.0)
+
+
+def test_a_shape_held_in_a_name_is_read_as_the_shape(kernel):
+    k = kernel("""
+        def k(out, x):
+            s = x.shape
+            rows, cols = s
+            out[0] = s[1] + len(s) + rows + cols
+        """)
+    assert normal(k) == ("def k(out, x):\n    rows, cols = (x.shape[0], x.shape[1])\n"
+                         "    out[0] = x.shape[1] + x.ndim + rows + cols")
+    lower(k, ndim=2)
+
+
+def test_a_shape_name_bound_twice_is_left_as_written(kernel):
+    k = kernel("""
+        def k(out, x):
+            s = x.shape
+            if x[0] > 0:
+                s = out.shape
+            out[0] = s[0]
+        """)
+    assert "s = x.shape" in normal(k)
+
+
+def test_a_shared_array_declared_after_an_early_return_moves_to_the_top(kernel):
+    k = kernel("""
+        def k(out, x):
+            i = cuda.grid(1)
+            if i >= 64:
+                return
+            sm = cuda.shared.array(TPB, float32)
+            sm[0] = x[i]
+            out[i] = sm[0]
+        """)
+    assert normal(k).startswith("def k(out, x):\n    sm = cuda.shared.array(32, 'float32')\n    i = cuda.grid(1)")
+    lower(k)
+
+
+@pytest.mark.parametrize("n", [2, 6])
+def test_loop_else_blocks_run_when_the_loop_ends_without_break(kernel, launching_backend, n):
+    """for/while ... else, as numba.cuda compiles them: the else block runs unless a break ended the loop."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x, n):
+            i = cuda.grid(1)
+            acc = 0.0
+            for j in range(n):
+                if j == 4:
+                    break
+                acc += x[(i + j) % 8]
+            else:
+                acc *= 3.0
+            for j in range(n):
+                acc += 0.5 * x[i]
+            else:
+                acc += x[i]
+            j = 0
+            while j < n:
+                j += 1
+                if j > 10:
+                    break
+            else:
+                acc *= 2.0
+            out[i] = acc
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x, np.int64(n))
+    lane = np.arange(8)
+    first = sum(x[(lane + j) % 8] for j in range(min(n, 4))) * (3.0 if n <= 4 else 1.0)
+    want = 2.0 * (first + 0.5 * n * x + x)
+    np.testing.assert_allclose(primal, want)
+    jac = np.zeros((8, 8))
+    for t in lane:
+        for j in range(min(n, 4)):
+            jac[t, (t + j) % 8] += (3.0 if n <= 4 else 1.0) * 2.0
+        jac[t, t] += 2.0 * (0.5 * n + 1.0)
+    np.testing.assert_allclose(dx, jac.sum(axis=0))
+    np.testing.assert_allclose(dout, jac.sum(axis=1))
+
+
+@pytest.mark.parametrize("where", ["if", "loop"])
+def test_an_inner_function_defined_in_a_branch_or_loop_is_refused_when_called_after_it(kernel, where):
+    """Which definition (if any) a call after the block runs depends on the path taken: refused,
+    naming the call and the definition; a call inside the same block is lowered."""
+    head = "if i > 3:" if where == "if" else "for j in range(i):"
+    k = kernel(f"""
+        def k(out, x):
+            i = cuda.grid(1)
+            def f(t):
+                return t * 3.0
+            {head}
+                def f(t):
+                    return t * 2.0
+                out[i] = f(x[i])
+            out[i] += f(x[i])
+        """)
+    with pytest.raises(UnsupportedError, match=r":16: inner function f is defined inside a branch or loop \(line 13\)"):
+        lower(k)
+
+
+def test_a_break_in_a_nested_loops_else_block_ends_the_enclosing_loop(kernel, launching_backend):
+    """`for ...: for ...: ... else: break`: the else block belongs to the inner loop, its break to the
+    outer one (numba.cuda and Python agree)."""
+    import numpy as np
+    k = kernel("""
+        @cuda.jit
+        def k(out, x, n):
+            i = cuda.grid(1)
+            acc = 0.0
+            for j in range(n):
+                for m in range(j):
+                    if m > 5:
+                        break
+                else:
+                    if j >= 2:
+                        break
+                acc += x[(i + j) % 8]
+            out[i] = acc
+        """)
+    x = np.linspace(0.5, 1.5, 8)
+    primal, dx, dout = _reverse_and_forward(launching_backend, k, x, np.int64(6))
+    lane = np.arange(8)
+    np.testing.assert_allclose(primal, x[lane] + x[(lane + 1) % 8])
+    np.testing.assert_allclose(dx, 2.0)
+    np.testing.assert_allclose(dout, 2.0)

@@ -40,7 +40,7 @@ def test_every_lowered_node_type_has_one_handler_in_the_table():
     from harness.engine import normalize  # noqa: F401  (registers the handlers)
     from harness.engine.lower_dispatch import LOWERERS, lowers
     statements = {ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Expr, ast.Pass, ast.For, ast.While,
-                  ast.Break, ast.Continue}
+                  ast.Break, ast.Continue, ast.FunctionDef}
     expressions = {ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp,
                    ast.Subscript, ast.Attribute, ast.Call}
     assert set(LOWERERS) == statements | expressions

@@ -19,10 +19,12 @@ from harness.fuzz.syntax import generate_syntax
 
 CI_SEEDS = 300
 CI_CHUNKS = 6
-# raising engine location -> what it is; remove an entry when its fix lands
-KNOWN_CRASHES = {
-    "engine/lower_loops.py": "a for loop nested in a while loop rebinding the counter: KeyError of a carried variable",
-    "engine/cache.py": "a loop whose body lowers to nothing: the generated module has an empty for block",
+# raising engine location -> (what it is, a seed that shows it); remove an entry when its fix lands
+KNOWN_CRASHES: dict[str, tuple[str, int]] = {}
+# seeds of crash classes whose fixes landed: each must build in every mode
+FIXED_CLASSES = {
+    43: "a for loop nested in a while loop rebinding the counter (a KeyError of a carried name in lower_loops)",
+    11: "a loop whose body lowers to nothing (the generated module had an empty for block)",
 }
 FEATURES = {"tuple-assign", "swap", "nested-unpack", "augassign", "int-augassign", "subscript-augassign",
             "subscript-store", "atomic", "assert", "break-continue", "if", "elif", "for-range", "while", "for-else",
@@ -72,8 +74,18 @@ def test_every_known_crash_class_still_occurs(tmp_path, backend, request):
     if "fuzz" not in (request.config.option.markexpr or "") or backend.name != "sim":
         pytest.skip("runs with the bounded syntax fuzz, on the simulator")
     from harness.fuzz.syntax import run_syntax_seeds
-    witnesses = {"engine/lower_loops.py": 43, "engine/cache.py": 11}
-    for where, seed in witnesses.items():
+    if not KNOWN_CRASHES:
+        pytest.skip("no known crash class")
+    for where, (_what, seed) in KNOWN_CRASHES.items():
         tally = run_syntax_seeds([seed], backend, tmp_path)
         assert [_known(c) for c in tally.crashes] == [where], \
             f"seed {seed} no longer crashes at {where} ({tally.summary()}): remove it from KNOWN_CRASHES"
+
+
+@pytest.mark.parametrize("seed", sorted(FIXED_CLASSES))
+def test_fixed_crash_classes_build(seed, tmp_path, backend):
+    if backend.name != "sim":
+        pytest.skip("the syntax fuzz runs on the simulator")
+    from harness.fuzz.syntax import run_syntax_seeds
+    tally = run_syntax_seeds([seed], backend, tmp_path)
+    assert not tally.crashes, f"{FIXED_CLASSES[seed]}: {tally.crashes[0].message}"

@@ -14,8 +14,9 @@ class SimBackend(Backend):
         if not config.ENABLE_CUDASIM:
             raise RuntimeError("the sim backend needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
         from numba import cuda
-        from . import sim_block, sim_warp
+        from . import sim_block, sim_modules, sim_warp
         sim_warp.install()                    # the simulator has no warp shuffles of its own
+        sim_modules.install()                 # numba.cuda.grid(...) through the numba package
         sim_block.install()                   # a GPU's launch limits and barrier rules; stoppable launches
         self.cuda = cuda
         self.compiles = CompileMemo()

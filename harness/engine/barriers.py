@@ -16,6 +16,14 @@ thread-dependent condition or in a loop whose trip count is thread-dependent. An
 becomes the `_live` flag (control.py) that guards the rest of the kernel, so a barrier after a
 thread-dependent return is refused too.
 
+A barrier that orders nothing is the exception: when no thread touches shared or global memory
+after it (nothing later in the kernel, nor in a later iteration of a loop around it, loads, stores
+or updates a shared or global array, shuffles, or calls device-side autodiff), no value any
+thread computes depends on whether the threads met at it, so the derivative kernels leave it out
+instead of refusing (a kernel that ends with `cuda.syncthreads()` under its bounds check). The
+primal launch is numba's own compile of the kernel, barrier and all. A barrier under a
+thread-dependent condition that is followed by any such access stays refused.
+
 The analysis is the greatest fixed point: everything starts uniform and a value becomes
 thread-dependent once one of its sources is; iterating until nothing changes settles loop-carried
 registers (a register is uniform when its value on entry and at the end of every iteration are).
@@ -23,7 +31,8 @@ registers (a register is uniform when its value on entry and at the end of every
 from __future__ import annotations
 
 from ..core.errors import UnsupportedError
-from .ir import Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, file_of, walk
+from .ir import (Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Nested, Prim, Special, Store, file_of,
+                 walk)
 
 # Specials that differ between the threads of one block; every other Special (bid, bdim, gdim,
 # gsize, shape, size) is the same for all of them.
@@ -103,15 +112,67 @@ def _visit(stmts, why: str | None, varying: set[str], refuse=None):
 
 
 def check_barriers(ir: KernelIR, device: bool = False) -> None:
-    """Refuse a barrier that not every thread of a block reaches (see the module docstring)."""
+    """Refuse a barrier that not every thread of a block reaches, or drop it from `ir` when it orders
+    nothing (see the module docstring)."""
     if not any(isinstance(s, Barrier) for s in walk(ir.body)):
         return
     varying = thread_dependent_values(ir, device)
+    private = {p.name for p in ir.local_arrays if p.kind == "local"}
+    idle: set[int] = set()
+    _idle_barriers(ir.body, False, private, idle)
+    dropped: set[int] = set()
 
     def refuse(barrier: Barrier, why: str):
+        if id(barrier) in idle:
+            dropped.add(id(barrier))
+            return
         raise UnsupportedError(
             f"cuda.syncthreads() is reached by only some threads of a block: {why} (every thread of a block "
             "must reach the same barriers, or the kernel's behaviour on a GPU is undefined; an early return "
             "before the barrier counts as such a condition)", file=file_of(ir, barrier), line=barrier.line)
 
     _visit(ir.body, None, varying, refuse)
+    if dropped:
+        _drop(ir.body, dropped)
+
+
+def _shares_memory(s, private: set[str]) -> bool:
+    """Whether statement `s` itself (not its nested blocks) can see or change another thread's data."""
+    if isinstance(s, Assign):
+        if isinstance(s.expr, Load):
+            return s.expr.array not in private
+        return isinstance(s.expr, Prim) and s.expr.op in THREAD_OPS
+    if isinstance(s, (Store, Atomic)):
+        return s.array not in private
+    return isinstance(s, Nested)
+
+
+def _idle_barriers(stmts, after: bool, private: set[str], idle: set[int]) -> bool:
+    """Walk `stmts` backwards; `after`: whether a memory access follows the block. Barriers with no
+    access after them go into `idle` (by id). Returns whether an access follows the block's start."""
+    for s in reversed(stmts):
+        if isinstance(s, Barrier):
+            if not after:
+                idle.add(id(s))
+        elif isinstance(s, If):
+            then = _idle_barriers(s.body, after, private, idle)
+            other = _idle_barriers(s.orelse, after, private, idle)
+            after = after or then or other
+        elif isinstance(s, Loop):              # a later iteration follows every statement of the loop
+            inside = any(_shares_memory(t, private) for t in walk(s.header + s.body))
+            _idle_barriers(s.header + s.body, after or inside, private, idle)
+            after = after or inside
+        else:
+            after = after or _shares_memory(s, private)
+    return after
+
+
+def _drop(stmts: list, ids: set[int]) -> None:
+    stmts[:] = [s for s in stmts if id(s) not in ids]
+    for s in stmts:
+        if isinstance(s, If):
+            _drop(s.body, ids)
+            _drop(s.orelse, ids)
+        elif isinstance(s, Loop):
+            _drop(s.header, ids)
+            _drop(s.body, ids)

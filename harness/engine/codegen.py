@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from . import emit_extrema, emit_forward, emit_gather, emit_primal, emit_reverse, emit_uniform
 from .emit_adjoints import ADJOINT_EMITTERS, statement_kind  # noqa: F401  (re-exported: the default registry)
-from .emit_state import EmitState
+from .emit_state import EmitState, body_text
 from .ir import KernelIR
 from .libm import CBRT_PRELUDE, uses_cbrt
 from .options import EngineOptions
@@ -67,7 +67,7 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
     params = emit_primal.params(em, mode) if mode != "primal" else [p.name for p in ir.params]
     if device and mode == "reverse":
         params = [p for p in params if p != em.prefix + "active_out"]
-    body = "\n".join(em.lines) or "    pass"
+    body = body_text(em.lines) or "    pass"
     deco = "@cuda.jit(device=True)\n" if device else ""
     text = f"{deco}def {fname}({', '.join(params)}):\n{body}\n"
     if uses_cbrt(ir):

@@ -29,7 +29,15 @@ def _always_returns(stmts) -> bool:
 
 
 def _contains_return(stmts) -> bool:
-    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+    """A `return` of this body: those of inner function definitions belong to them."""
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            return True
+        if isinstance(s, ast.FunctionDef):
+            continue
+        if any(_contains_return(getattr(s, field, None) or []) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
+            return True
+    return False
 
 
 def _return_assign(s: ast.Return, src: KernelSource, values: bool) -> list:
@@ -82,11 +90,14 @@ def prepare_body(src: KernelSource, values: bool) -> list:
 
 
 def has_jump(stmts) -> bool:
-    """break/continue belonging to this loop body (not to a nested loop)."""
+    """break/continue belonging to this loop body (not to a nested loop; those in a nested loop's
+    `else` block are this loop's)."""
     for s in stmts:
         if isinstance(s, (ast.Break, ast.Continue)):
             return True
         if isinstance(s, ast.If) and (has_jump(s.body) or has_jump(s.orelse)):
+            return True
+        if isinstance(s, (ast.For, ast.While)) and has_jump(s.orelse):
             return True
     return False
 
@@ -128,9 +139,10 @@ def _lower_jumps_block(stmts, src, brk, skip):
             flag = brk if isinstance(s, ast.Break) else skip
             out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
             return out
-        if isinstance(s, ast.If) and has_jump([s]):
+        if isinstance(s, (ast.If, ast.For, ast.While)) and has_jump([s]):
             s = copy.copy(s)
-            s.body = _lower_jumps_block(s.body, src, brk, skip)
+            if isinstance(s, ast.If):            # a nested loop's own body keeps its jumps
+                s.body = _lower_jumps_block(s.body, src, brk, skip)
             s.orelse = _lower_jumps_block(s.orelse, src, brk, skip)
             out.append(s)
             rest = stmts[k + 1:]

@@ -19,6 +19,9 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
     elements                                     in the code; generated kernels cannot see G)
   `G[i]`, G such a module array                  -> the same local copy, named G, first in the body
   `len(a)`, `len(a[i])`                          -> `a.shape[0]`, `a[i].shape[0]`
+  `s = a.shape`, then `s[0]`, `len(s)`, `M, N = s`  -> `a.shape[0]`, `a.ndim`, `M, N = a.shape[0], a.shape[1]`
+    (s bound once, a an array name never rebound: s is the shape itself, and its binding goes)
+  `len(a.shape)`                                 -> `a.ndim`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
@@ -278,6 +281,9 @@ class _Normalise(ast.NodeTransformer):
         self.generic_visit(node)
         f = node.func
         if isinstance(f, ast.Name) and f.id == "len" and _global("len", self.globals, self.local) is len \
+                and len(node.args) == 1 and not node.keywords and self.is_shape(node.args[0]):
+            return _at(ast.Attribute(node.args[0].value, "ndim", ast.Load()), node)
+        if isinstance(f, ast.Name) and f.id == "len" and _global("len", self.globals, self.local) is len \
                 and len(node.args) == 1 and not node.keywords and _array_like(node.args[0]):
             shape = ast.Attribute(node.args[0], "shape", ast.Load())
             return _at(ast.Subscript(shape, ast.Constant(0), ast.Load()), node)
@@ -320,11 +326,45 @@ def normalise(tree: ast.FunctionDef, globals_: dict) -> ast.FunctionDef:
     """The function's tree in the normal form above (a new tree; line numbers kept)."""
     new = copy.deepcopy(tree)
     local = local_names(tree)
+    _inline_shape_names(new)
     out = _Normalise(globals_, local).visit(new)
     _copy_module_arrays(out, globals_, local)
     _hoist_shared(out, globals_, local)
     _fill_empty_blocks(out)
     return out
+
+
+def _inline_shape_names(fn: ast.FunctionDef) -> None:
+    """`s = a.shape` names an array's shape tuple, which numba.cuda keeps as a value; the lowering
+    reads shapes by component, so every read of `s` becomes `a.shape` itself and the binding goes.
+    Only where that cannot change a value: `s` bound once (by this statement) and `a` a name the
+    function binds at most once (a parameter, an allocated array), so `a.shape` is the same tuple
+    wherever `s` is read. Anything else stays for the lowering to judge."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    shapes = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and isinstance(n.value.value, ast.Name) and stores.get(n.targets[0].id) == 1 \
+                and stores.get(n.value.value.id, 0) <= 1 and n.value.value.id != n.targets[0].id:
+            shapes[n.targets[0].id] = (n, n.value.value.id)
+    if not shapes:
+        return
+
+    class Inline(ast.NodeTransformer):
+        def visit_Assign(self, node):
+            if any(node is binding for binding, _ in shapes.values()):
+                return None
+            return self.generic_visit(node)
+
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Load) and node.id in shapes:
+                return _at(ast.Attribute(ast.Name(shapes[node.id][1], ast.Load()), "shape", ast.Load()), node)
+            return node
+    Inline().visit(fn)
 
 
 def _copy_module_arrays(fn: ast.FunctionDef, globals_, local) -> None:
@@ -370,9 +410,9 @@ def _filled_local(name: str, source, alloc: ast.Call, at) -> list:
 
 
 def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
-    """A shared array declared inside an `if` or a loop moves to the top of the body: numba.cuda
-    allocates shared memory statically, per block, wherever it is declared, so the array exists
-    (with undefined contents) on every path. Only a name assigned once, with a constant shape and
+    """A shared array declared inside an `if` or a loop, or after an early `return`, moves to the top
+    of the body: numba.cuda allocates shared memory statically, per block, wherever it is declared,
+    so the array exists (with undefined contents) on every path. Only a name assigned once, with a constant shape and
     dtype, moves; anything else stays for the lowering to judge."""
     counts: dict[str, int] = {}
     for n in ast.walk(fn):
@@ -392,10 +432,13 @@ def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
 
     def visit(block, nested):
         kept = []
-        for s in block:
-            if nested and movable(s):
+        returned = False                  # a top-level declaration after an early return would end up
+        for s in block:                   # under the return's guard (control.py): it moves up too
+            if (nested or returned) and movable(s):
                 hoisted.append(s)
                 continue
+            returned = returned or (not nested and not isinstance(s, ast.FunctionDef)
+                                    and any(isinstance(n, ast.Return) for n in ast.walk(s)))
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and not isinstance(s, ast.FunctionDef):

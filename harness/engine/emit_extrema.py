@@ -18,7 +18,7 @@ Functions over the emit state (emit_state.py); the launcher allocates S, I, W an
 from __future__ import annotations
 
 from . import emit_parallel, emit_primal
-from .emit_state import EXTREMUM_SCRATCH, EmitState
+from .emit_state import EXTREMUM_SCRATCH, EmitState, body_text
 from .ir import Atomic, If, Store
 from .syntax import atom, index_text
 
@@ -106,4 +106,4 @@ def extremum_function(em: EmitState, fname: str, phase: int) -> str:
     extremum_pass(em, em.ir.body, phase)
     params = [p.name for p in em.ir.params] + [f"_x{n}{k}" for k in range(len(em.extrema))
                                                for n in (("S", "V") if phase == 1 else EXTREMUM_SCRATCH)]
-    return f"def {fname}({', '.join(params)}):\n" + ("\n".join(em.lines) or "    pass") + "\n"
+    return f"def {fname}({', '.join(params)}):\n" + (body_text(em.lines) or "    pass") + "\n"

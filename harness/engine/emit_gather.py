@@ -30,7 +30,7 @@ import dataclasses
 import functools
 
 from .analysis import DIFFERENTIABLE
-from .emit_state import EmitState
+from .emit_state import EmitState, body_text
 from .ir import Assign, If, KernelIR, Lit, Prim, Special, Store, walk
 from .syntax import atom, index_text
 
@@ -225,7 +225,7 @@ def _reader_function(em: EmitState, fname: str, array: str, groups) -> str:
     emit_reverse.reverse(sub, sub.ir.body)
     sub.line(f"return {_targets(accs)}")
     return (f"@cuda.jit(device=True)\ndef {fname}_read_{array}({g}i, {g}k, {', '.join(data_params(em))}):\n"
-            + "\n".join(sub.lines) + "\n")
+            + body_text(sub.lines) + "\n")
 
 
 def _control_slice(ir: KernelIR, diff_arrays: set) -> set[str]:
@@ -271,4 +271,4 @@ def _consume_kernel(em: EmitState, name: str, params: list[str]) -> str:
     sub.line("# the cotangents of the elements each thread stored, consumed (zeroed) once every "
              "reader has gathered them")
     visit(sub.ir.body)
-    return f"def {name}({', '.join(params)}):\n" + "\n".join(sub.lines) + "\n"
+    return f"def {name}({', '.join(params)}):\n" + body_text(sub.lines) + "\n"

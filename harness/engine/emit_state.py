@@ -13,6 +13,22 @@ from .options import EngineOptions
 from .types import is_float
 
 
+def body_text(lines: list[str]) -> str:
+    """The emitted lines as a function body. A block left empty (a loop or branch whose statements
+    all lowered to nothing, `for m in range(k): pass`) gets a `pass`: every emitter opens blocks
+    freely, and this is the one place that sees the whole text."""
+    out = []
+    for k, text in enumerate(lines):
+        out.append(text)
+        code = text.split("  #")[0].rstrip()         # generated lines carry `  # line N` comments
+        if not code.endswith(":") or code.lstrip().startswith("#"):
+            continue
+        indent = len(code) - len(code.lstrip())
+        following = next((t for t in lines[k + 1:] if t.strip()), None)
+        if following is None or len(following) - len(following.lstrip()) <= indent:
+            out.append(" " * (indent + 4) + "pass")
+    return "\n".join(out)
+
 
 def differentiable_arrays(ir: KernelIR, activity: Mapping) -> set[str]:
     """The kernel's arrays (parameters and local arrays) that have shadows. The code generator's

@@ -3,6 +3,7 @@ at the join. Used by `if` statements, conditional expressions and `and`/`or`.
 """
 from __future__ import annotations
 
+from . import lower_local_functions as local_functions
 from .control import RET
 from .ir import If, Lit, Prim
 from .lower_state import LoweringState
@@ -13,15 +14,18 @@ def if_stmt(st: LoweringState, cond, then_fn, else_fn, out):
     """Lower an if/else given callbacks that lower each branch; add phi moves at the join."""
     line = st.line
     before = dict(st.env)
+    functions = st.local_functions
     body: list = []
     st.depth_ctl += 1
     then_fn(body)
     after_then = dict(st.env)
+    then_functions, st.local_functions = st.local_functions, functions
     st.env = dict(before)
     orelse: list = []
     else_fn(orelse)
     st.depth_ctl -= 1
     after_else = dict(st.env)
+    st.local_functions = local_functions.after_branches(functions, then_functions, st.local_functions)
     phis = []
     merged = dict(before)
     for var in sorted(set(after_then) | set(after_else)):

@@ -109,6 +109,9 @@ def name_atom(st: LoweringState, node, out=None):
         return st.env[name]
     if name in st.arrays:
         raise st.err(node, f"array '{name}' used as a scalar value; index it")
+    if name in st.local_functions:
+        raise st.err(node, f"inner function {name} used as a value: numba.cuda compiles inner functions "
+                     "only where they are called")
     try:
         obj = resolve_global(st.src, name)
     except KeyError:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import ast
 
+from . import lower_local_functions as local_functions
 from .control import RET, prepare_body
 from .frontend import parse_kernel, resolve_global
 from .ir import Assign, Nested, NestedArg, Prim, walk
 from .lower_dispatch import block, expression
 from .lower_exprs import view
+from .lower_local_functions import LocalFunction
 from .lower_resolve import resolve_call
 from .lower_state import LoweringState
 
@@ -37,8 +39,12 @@ def device_call(st: LoweringState, fn, node, out) -> list:
 
 
 def inline(st: LoweringState, fn, args, out, node) -> list:
-    """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms)."""
-    src = parse_kernel(fn)
+    """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms); an inner
+    function (lower_local_functions.py) also sees its free names bound as in the body defining it."""
+    local = isinstance(fn, LocalFunction)
+    src = fn.src if local else parse_kernel(fn)
+    if local:
+        args = local_functions.with_defaults(fn, args)
     if src.name in st.call_stack:
         raise st.err(node, f"recursive call to {src.name} cannot be differentiated")
     if len(args) != len(src.params):
@@ -54,11 +60,19 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
             arrays[pname], views[pname] = row
         else:
             scalars.append((pname, a if not isinstance(a, ast.AST) else expression(st, a, out)))
-    saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line)
+    free, free_arrays, free_views = local_functions.closure(st, fn, node) if local else ({}, {}, {})
+    saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
+             st.outer_scopes)
     st.calls.append((src.name, st.call_stack[-1], st.line))
     st.call_stack.append(src.name)
     st.prefix = f"{st.prefix}{src.name}_"
-    st.env = {}
+    st.outer_scopes = {**st.outer_scopes, st.scope: (st.env, st.arrays, st.views)}
+    st.nscopes += 1
+    st.scope = st.nscopes
+    if not local:                          # a module-level function sees no kernel's inner functions
+        st.local_functions = {}
+    st.env = dict(free)
+    arrays, views = {**free_arrays, **arrays}, {**free_views, **views}
     for pname, atom_ in scalars:
         st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
     st.src, st.arrays, st.views = src, arrays, views
@@ -73,7 +87,8 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         results.append(st.env[f"{RET}{k}"])
         k += 1
     st.call_stack.pop()
-    st.src, st.env, st.arrays, st.views, st.prefix, st.line = saved
+    (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
+     st.outer_scopes) = saved
     return results
 
 

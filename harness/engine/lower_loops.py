@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from . import lower_local_functions as local_functions
 from .control import BREAK, SKIP, assigned_names, has_jump, uses_name, lower_jumps
 from .ir import Lit, Loop, Prim
 from .lower_dispatch import block, expression, lowers
@@ -18,9 +19,9 @@ UNROLL_LIMIT = 16            # static range loops up to this trip count are unro
 
 @lowers(ast.For)
 def for_loop(st: LoweringState, s: ast.For, out):
-    it = s.iter
     if s.orelse:
-        raise st.err(s, "`for ... else` is not supported")
+        return loop_with_else(st, s, out)
+    it = s.iter
     if isinstance(it, (ast.Tuple, ast.List)) and isinstance(s.target, ast.Name) and not has_jump(s.body):
         for elt in it.elts:              # `for d in (16, 8, 4)`: unrolled over the literal values
             st.env[s.target.id] = expression(st, elt, out, target=st.fresh(s.target.id))
@@ -89,10 +90,51 @@ def runtime_step_range(st: LoweringState, s: ast.For, start, stop, step) -> list
 @lowers(ast.While)
 def while_loop(st: LoweringState, s: ast.While, out):
     if s.orelse:
-        raise st.err(s, "`while ... else` is not supported")
+        return loop_with_else(st, s, out)
     brk, skip = jump_flags(st)
     body = lower_jumps(s.body, st.src, brk, skip)
     loop(st, s, out, "while", body, test=s.test, brk=brk)
+
+
+def loop_with_else(st: LoweringState, s, out):
+    """`for/while ... else`: the else block runs when the loop ends without `break`. The loop sets a
+    flag of its own right before each of its breaks (not those of nested loops), and the else
+    block runs under `if not flag`; a loop without a break runs it unconditionally."""
+    loop_ = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields if f != "orelse"}, orelse=[]), s)
+    if not _breaks(s.body):
+        out.extend(block(st, [loop_, *s.orelse]))
+        return
+    st.njumps += 1
+    flag = f"{BREAK}else{st.njumps}"
+    loop_.body = _flag_breaks(s.body, flag)
+    set_flag = lambda value: ast.copy_location(                    # noqa: E731
+        ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), s)
+    guarded = ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())), s.orelse, []),
+                                s.orelse[0])
+    for node in (loop_, guarded):
+        ast.fix_missing_locations(node)
+    out.extend(block(st, [set_flag(False), loop_, guarded]))
+
+
+def _breaks(stmts) -> bool:
+    """A `break` of this loop (those of nested loops and inner functions excluded)."""
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            return True
+        if isinstance(s, ast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
+def _flag_breaks(stmts, flag: str) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
+        elif isinstance(s, ast.If):
+            s = ast.copy_location(ast.If(s.test, _flag_breaks(s.body, flag), _flag_breaks(s.orelse, flag)), s)
+        out.append(s)
+    return out
 
 
 def jump_flags(st: LoweringState) -> tuple[str, str]:
@@ -105,10 +147,15 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     the loop; their types may widen in the body (s = 0; s += x[k]), in which case the body is
     lowered again with the wider type so no float is mistaken for an integer."""
     assigned = assigned_names(body) | ({brk} if uses_name(body, brk) else set())
+    if var and var in st.env:
+        # a counter that rebinds a name defined before the loop: Python leaves it holding the last
+        # iteration's value, or the old value when the loop runs no iteration; carried like any name
+        assigned.add(var)
     carried_vars = sorted(v for v in assigned if v in st.env or v == brk)
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
     line = st.line
+    functions = st.local_functions
     widened: dict[str, str] = {}
     for _attempt in range(3):
         snapshot = st.snapshot()
@@ -143,12 +190,14 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         st.restore(snapshot)
     else:
         raise st.err(s, "loop-carried types did not settle")
+    # an inner function defined in the body exists after the loop only if an iteration ran
+    st.local_functions = local_functions.after_branches(functions, st.local_functions, {})
     st.nloops += 1
     out.extend(pre)
     out.append(Loop(kind, lowered, carried, line, st.nloops, var=loop_var, start=start, stop=stop,
                     step=step, header=header, cond=cond))
     for v in carried_vars:
         st.env[v] = registers[v]       # after the loop a register holds the final value
-    if var:
-        st.env.pop(var, None)          # Python leaves it defined; kernels rarely rely on it
+    if var and var not in carried_vars:
+        st.env.pop(var, None)          # defined after the loop only if it ran: left undefined
     st.line = line

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from .frontend import FUNCTIONS, module_kind, python_function, resolve_global
+from .lower_local_functions import ConditionalFunction
 from .lower_state import LoweringState
 
 
@@ -28,6 +29,13 @@ def resolve_call(st: LoweringState, node):
     elif isinstance(f, ast.Name):
         if f.id in st.env or f.id in st.arrays:
             return None
+        if f.id in st.local_functions:          # an inner function (lower_local_functions.py)
+            fn = st.local_functions[f.id]
+            if isinstance(fn, ConditionalFunction):
+                raise st.err(node, f"inner function {f.id} is defined inside a branch or loop (line {fn.line}): "
+                             "which definition a call after that block runs depends on the path taken; define "
+                             "it before the block")
+            return "device", fn
         try:
             obj = resolve_global(st.src, f.id)
         except KeyError:

@@ -52,6 +52,10 @@ class LoweringState:
     depth_ctl: int = 0                     # >0 inside an if or a loop
     versions: dict[str, int] = field(default_factory=dict)  # SSA base name -> last version number
     ntemp: int = 0
+    scope: int = 0                         # which body is being lowered: 0 the kernel's, each inlined call a new one
+    nscopes: int = 0                       # scopes handed out so far
+    local_functions: dict = field(default_factory=dict)   # inner functions visible here -> lower_local_functions.LocalFunction
+    outer_scopes: dict = field(default_factory=dict)      # scope -> (env, arrays, views) of a body suspended in a call
 
     @classmethod
     def start(cls, src: KernelSource, params: list[Param]) -> "LoweringState":

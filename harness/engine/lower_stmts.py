@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from . import lower_local_functions as local_functions
 from .ir import Load, Prim, Special, Store
 from .lower_branches import if_stmt
 from .lower_calls import alloc, call
@@ -133,6 +134,11 @@ def pass_statement(st: LoweringState, s, out):
 def jump_outside_loop(st: LoweringState, s, out):
     # a loop's body has its jumps rewritten into flags before lowering (control.lower_jumps)
     raise st.err(s, f"`{type(s).__name__.lower()}` outside a loop body")
+
+
+@lowers(ast.FunctionDef)
+def function_definition(st: LoweringState, s, out):
+    local_functions.define(st, s)          # recorded; each call inlines it (lower_local_functions.py)
 
 
 def assign(st: LoweringState, target, value, out):
