@@ -38,7 +38,8 @@ class EmitState:
     lines: list[str] = field(default_factory=list)
     depth: int = 1                            # indentation level of the next line
     nested_names: dict = field(default_factory=dict)      # id(ir.Nested) -> derivative function's name
-    extrema: dict[int, int] = field(default_factory=dict)  # id(atomic max/min statement) -> its scratch index
+    extrema: dict[int, int] = field(default_factory=dict)  # id(atomic max/min statement) -> its array's scratch index
+    extremum_rank: dict[int, tuple] = field(default_factory=dict)  # id(statement) -> (j, n): j-th of its array's n
     prefetched: dict[str, str] = field(default_factory=dict)   # shadow -> register holding its first read
     prefetch_names: list[str] = field(default_factory=list)
     early_prefetch: dict[int, dict | None] = field(default_factory=dict)  # block -> reads hoisted into the forward sweep

@@ -25,6 +25,7 @@ from .emit_uniform import FINISH_LANES, SPREAD, slot_count
 from .nested import nested_arrays, uses_autodiff
 from .frontend import parse_kernel, python_function
 from .guard import internal_errors_refused, numba_refusals_named
+from .analysis import extremum_arrays
 from .libm import primal_needs_engine
 from .ir import Loop, Param, file_of, walk
 from .jobs import CompilerJob
@@ -79,7 +80,7 @@ class Plan:
     finish: Any = None                # the one-warp kernel that folds them into the shadows
     consume: Any = None               # gathered adjoints: the kernel that zeroes the stored cotangents
     coarsen: int = 0                  # coarsened reverse (coarsen.py): physical blocks per multiprocessor
-    extrema: tuple = ()               # arrays of atomic max/min statements, in program order
+    extrema: tuple = ()               # arrays that atomic max/min statements target, each once
     extremum_passes: tuple = ()       # the two kernels that find their winners
     nested_arrays: tuple = ()         # device-side autodiff: the arrays each call passes (aliasing)
     signature: tuple = ()             # the numba types the derivative kernel was compiled for
@@ -331,10 +332,10 @@ class Engine:
         if overflow:
             types.append(nt.Array(nt.int32, 1, "C"))
         scratch, passes = [], ()
-        for s in extrema:                     # S (final values), I (initial values), W (winners)
-            arr = next(i for i in infos if i.name == s.array)
+        for name in extremum_arrays(extrema):  # per array: S (final values), I (initial values), W (winners)
+            arr = next(i for i in infos if i.name == name)
             like = nt.Array(numba_type(arr).dtype, arr.ndim, "C")
-            scratch.append((s.array, [like, like, nt.Array(nt.int64, arr.ndim, "C")]))
+            scratch.append((name, [like, like, nt.Array(nt.int64, arr.ndim, "C")]))
         if extrema:
             primal_types = [numba_type(i) for i in infos]
             passes = tuple(self.backend.compile(load_function(path, f"{ir.name}__{m}"), tuple(primal_types + extra),
