@@ -23,6 +23,9 @@ class Gradient:
         log = LaunchLog(problem, history_modes=(mode,))   # what the oracles' derivative launches returned
         check = GradientCheck.from_check(case.check)
         chosen = chosen_shadows(ctx.args)
+        primal = self._primal_first(ctx, log)
+        if primal is not None and primal.verdict == "fail":
+            return [primal]          # the derivative of another program than the kernel: not judged
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
                 rng=np.random.default_rng(case.seed + 1), first=chosen))
@@ -37,7 +40,19 @@ class Gradient:
             verdicts.append(lane_verdict(log.lane_error, problem.dtype, problem.width))
         verdicts += self._relations(ctx, problem, check, log.history)
         verdicts += self._nondet(ctx, problem)
-        return verdicts
+        return ([primal] if primal is not None else []) + verdicts
+
+    def _primal_first(self, ctx: RunContext, log) -> OracleVerdict | None:
+        """The engine's primal against numba's own launch of the kernel, before any derivative is
+        judged (harness/primal_reference.py). Kernel-style cases only: broadcast and map runs check
+        their primal against numpy in their primal runs."""
+        if ctx.case.launch.style in ("broadcast", "map"):
+            return None
+        from ..case_values import run_dtype
+        from ..primal_reference import primal_first_verdict
+        with ctx.timed("primal_reference_s"):
+            return primal_first_verdict(ctx.kernel, ctx.config, ctx.args, log.primal_reference(), ctx.backend,
+                                        run_dtype(ctx.args))
 
     def _relations(self, ctx: RunContext, problem, check: GradientCheck, history) -> list[OracleVerdict]:
         """Issue 5: the activity relations (always, where they apply) and the `activities: all`
