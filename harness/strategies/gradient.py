@@ -23,7 +23,7 @@ class Gradient:
         log = LaunchLog(problem, history_modes=(mode,))   # what the oracles' derivative launches returned
         check = GradientCheck.from_check(case.check)
         chosen = chosen_shadows(ctx.args)
-        primal = self._primal_first(ctx, log)
+        primal = self._primal_first(ctx, problem, log)
         if primal is not None and primal.verdict == "fail":
             return [primal]          # the derivative of another program than the kernel: not judged
         with ctx.timed("oracles_s"):
@@ -42,7 +42,7 @@ class Gradient:
         verdicts += self._nondet(ctx, problem)
         return ([primal] if primal is not None else []) + verdicts
 
-    def _primal_first(self, ctx: RunContext, log) -> OracleVerdict | None:
+    def _primal_first(self, ctx: RunContext, problem, log) -> OracleVerdict | None:
         """The engine's primal against numba's own launch of the kernel, before any derivative is
         judged (harness/primal_reference.py). Kernel-style cases only: broadcast and map runs check
         their primal against numpy in their primal runs."""
@@ -51,7 +51,7 @@ class Gradient:
         from ..case_values import run_dtype
         from ..primal_reference import primal_first_verdict
         with ctx.timed("primal_reference_s"):
-            return primal_first_verdict(ctx.kernel, ctx.config, ctx.args, log.primal_reference(), ctx.backend,
+            return primal_first_verdict(ctx.kernel, ctx.config, problem, log.primal_reference(), ctx.backend,
                                         run_dtype(ctx.args))
 
     def _relations(self, ctx: RunContext, problem, check: GradientCheck, history) -> list[OracleVerdict]:
