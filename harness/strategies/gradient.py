@@ -39,6 +39,7 @@ class Gradient:
         if problem.width > 1:
             verdicts.append(lane_verdict(log.lane_error, problem.dtype, problem.width))
         verdicts += self._relations(ctx, problem, check, log.history)
+        verdicts += self._active_sum(ctx, problem)
         verdicts += self._nondet(ctx, problem)
         return ([primal] if primal is not None else []) + verdicts
 
@@ -67,6 +68,17 @@ class Gradient:
                 del kwargs["dot"], kwargs["fd"]
                 out.append(activities_verdict(problem, ctx.mode, seed=case.seed, **kwargs))
         return out
+
+    def _active_sum(self, ctx: RunContext, problem) -> list[OracleVerdict]:
+        """An Active scalar's adjoint re-accumulated in float64 from forward mode: a second check,
+        independent of rel-active, of the sum over threads (harness/active_sum.py)."""
+        from ..active_sum import active_sum_verdict
+        with ctx.timed("active_sum_s"):
+            verdict = active_sum_verdict(problem, ctx.mode, np.random.default_rng(ctx.case.seed + 4))
+        if verdict is None:
+            del ctx.outcome.timings["active_sum_s"]
+            return []
+        return [verdict]
 
     def _nondet(self, ctx: RunContext, problem) -> list[OracleVerdict]:
         from ..nondet import nondet_verdict
