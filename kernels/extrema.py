@@ -75,3 +75,18 @@ def tied_max(out, x):
     if i < x.shape[0]:
         cuda.atomic.max(out, 0, x[i])
         cuda.atomic.max(out, 0, x[i] * 1.0)
+
+
+def min_after_while(out, x, limit):
+    """A while loop with a break (halving until below a scalar limit, at most 20 times) before an
+    atomic min of the result: the replay runs the loop, its exit test and its break as written."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = 3.0 + x[i] * x[i]
+        k = 0
+        while v > limit:
+            v = v * 0.5
+            k += 1
+            if k >= 20:
+                break
+        cuda.atomic.min(out, i % 2, v + 0.1 * x[i])
