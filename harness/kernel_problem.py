@@ -141,6 +141,11 @@ class KernelProblem:
                 shared.append((root, flat.copy() if dtype == flat.dtype else flat.astype(dtype)))
         return fresh
 
+    def fresh_values(self) -> list:
+        """The launch's arguments at the base point, arrays as fresh copies where the states live
+        (from the pristine device copies: nothing crosses from the host again)."""
+        return self._device_values()
+
     def _device_values(self, overrides: dict | None = None, as_float64: bool = False) -> list:
         def wide(a):
             return as_float64 and _float(a.value.dtype)

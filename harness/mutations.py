@@ -431,3 +431,19 @@ def _drop_tangent_atomic(seams):
             em.line(f"{em.d(s.array, j)}[{atomic_index(em, s.index)}] += {em.d(s.value, j)}")
 
     return seams.replace(emitters={"tangent-atomic": tangent_atomic})
+
+
+@mutant("float32-active-sum",
+        "an Active scalar's per-block sums are added into its adjoint rounded to float32 (a float32 "
+        "accumulation): every block's contribution loses the bits below float32's precision",
+        "seams.emitters['block-sum'] (Active scalars' sums)",
+        probe="cases/axpy.yaml::reverse-float64")
+def _float32_active_sum(seams):
+    original = seams.emitters["block-sum"]
+
+    def block_sum(em, target, index, value):
+        if target.endswith("active_out"):
+            return original(em, target, index, f"float32({value})")
+        return original(em, target, index, value)
+
+    return seams.replace(emitters={"block-sum": block_sum})

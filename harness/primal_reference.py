@@ -141,17 +141,18 @@ def numba_twin(kernel):
 
 
 def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dtype: str,
-                          on_host: bool = False) -> OracleVerdict:
+                          on_host: bool = False, only: set | None = None, fresh: list | None = None) -> OracleVerdict:
     """The kernel compiled by numba.cuda.jit itself, launched on fresh copies, against the engine's
-    primal launch: every array argument's final values. `on_host`: the copies are host arrays,
-    staged around the launch (harness/host_staging.py), as the engine's were."""
+    primal launch: every array argument's final values (those named in `only`, when given).
+    `on_host`: the copies are host arrays, staged around the launch (harness/host_staging.py), as
+    the engine's were. `fresh`: the copies, already made (else made here from `args`)."""
     why = _order_dependent(kernel)
     if why:
         return OracleVerdict(PRIMAL_REFERENCE, "skip", f"no direct numba reference: {why}")
     from .host_staging import HOST, Staged
     roots: dict = {}
-    values = [device_view(HOST if on_host else backend, a.value, roots) if a.spec.kind == "array" else a.value
-              for a in args]
+    values = fresh if fresh is not None else \
+        [device_view(HOST if on_host else backend, a.value, roots) if a.spec.kind == "array" else a.value for a in args]
     staged = Staged(backend) if on_host else None
     try:
         direct, fn = numba_twin(kernel)
@@ -175,6 +176,25 @@ def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dt
         return OracleVerdict(PRIMAL_REFERENCE, "skip", f"numba.cuda.jit alone cannot launch the kernel: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
     ref = {a.spec.name: v for a, v in zip(args, values) if a.spec.kind == "array"
-           and np.issubdtype(np.dtype(v.dtype), np.number)}      # compared where they are (device or host)
+           and np.issubdtype(np.dtype(v.dtype), np.number)      # compared where they are (device or host)
+           and (only is None or a.spec.name in only)}
     got = {n: engine_finals[n] for n in ref}
     return _compare("the kernel launched directly through numba.cuda.jit", got, ref, dtype)
+
+
+# ----------------------------------------------------------------------------- before a derivative
+
+PRIMAL_DIFFERS = "the primal differs from numba's"
+
+
+def primal_first_verdict(kernel, config, problem, engine_finals: dict, backend, dtype: str) -> OracleVerdict:
+    """A derivative run's first check: the engine's primal launch (`engine_finals`, its
+    differentiable arrays) against the kernel launched through numba itself, on fresh copies
+    where `problem` (a KernelProblem) keeps its states. Every gradient oracle differentiates the
+    engine's primal, so when that primal is not the kernel's, a derivative cannot be blamed for
+    what the oracles see: the verdict says so first."""
+    verdict = direct_launch_verdict(kernel, config, problem.args, engine_finals, backend, dtype,
+                                    on_host=problem.on_host, only=set(engine_finals), fresh=problem.fresh_values())
+    if verdict.verdict == "fail":
+        verdict.message = f"{PRIMAL_DIFFERS}, so no derivative is judged: {verdict.message}"
+    return verdict

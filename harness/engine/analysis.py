@@ -188,19 +188,25 @@ from .ownership import LaunchShape, check_cross_thread_war, owned_arrays  # noqa
 
 
 def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
-    """An atomic max/min on a differentiable array is differentiated through its winner: the thread
-    whose value became the final one (the lowest thread on a tie; the initial value on a tie with
-    it). Finding the winner takes two passes over the grid before the derivative launch, which
-    replay the kernel without its stores; that replay sees the same values only when the kernel
-    reads no array it writes and has no dynamic loop. Anything else is refused, naming the line."""
+    """An atomic max/min on a differentiable array is differentiated through its winner: the
+    contribution that became the final value (on a tie, the lowest thread, then its earliest
+    statement; the initial value on a tie with it). Finding the winner takes two passes over the
+    grid before the derivative launch, which replay the kernel without its stores; that replay sees
+    the same values only when the kernel reads no array it writes. The winner is recorded per
+    thread and statement, so each statement must run at most once per thread: not inside a dynamic
+    loop (loops elsewhere in the kernel are replayed as written). Anything else is refused, naming
+    the line."""
     def refuse(why: str):
         raise UnsupportedError(f"cuda.atomic.{atomic.op} on differentiable '{atomic.array}': {why}",
                                file=file_of(ir, atomic), line=atomic.line)
     params = {p.name for p in ir.params if p.kind == "array"}
     loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
     stored = {s.array for s in walk(ir.body) if isinstance(s, Store)}
-    if any(isinstance(s, Loop) for s in walk(ir.body)):
-        refuse("its winner is found by replaying the kernel, which is not done for kernels with dynamic loops")
+    atomics = {s.array for s in walk(ir.body) if isinstance(s, Atomic)}
+    loop = enclosing_loop(ir, atomic)
+    if loop is not None:
+        refuse(f"it is inside the dynamic loop at line {loop.line}, so a thread may apply it once per iteration; "
+               "the winner is found per thread and statement, not per iteration")
     if atomic.array in loaded or atomic.array in stored:
         refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
     referenced = referenced_names(ir.body)
@@ -208,18 +214,23 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
     if olds:       # the replay passes skip atomics, so an old value would be undefined there
         refuse(f"the kernel uses the old value of the atomic at line {olds[0].line}, which the replay that finds "
                "the winner cannot reproduce")
-    same = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array and s.op in ("max", "min")]
-    if len(same) > 1:  # the passes record one winning thread per element, not which of its statements won
-        refuse(f"the kernel applies atomic max/min to it in {len(same)} statements (lines "
-               f"{', '.join(str(s.line) for s in same)}); the winner is found per thread, not per statement")
     others = sorted({s.op for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array} - {atomic.op})
-    if others:     # add then min differs from min then add: the final value depends on thread order
+    if others:     # add then min differs from min then add: the final value depends on the thread order
         refuse(f"the kernel also applies atomic {', '.join(others)} to it, so its final value depends on the "
                "order in which threads arrive")
-    both = sorted((loaded & stored) & params)
-    if both:
+    both = sorted((loaded & (stored | atomics)) & params)
+    if both:       # the replay skips stores and atomics, so such a read would see other values
         refuse(f"the kernel reads arrays it writes ({', '.join(both)}), so a replay cannot see the values "
                "the atomic saw")
+
+
+def enclosing_loop(ir: KernelIR, stmt):
+    """The innermost dynamic loop whose header or body holds `stmt`, or None."""
+    found = None
+    for s in walk(ir.body):
+        if isinstance(s, Loop) and any(t is stmt for t in walk(list(s.header) + list(s.body))):
+            found = s
+    return found
 
 
 def referenced_names(node) -> set[str]:
@@ -244,6 +255,12 @@ def extremum_atomics(ir: KernelIR, activity: dict[str, str]) -> list[Atomic]:
     """The atomic max/min statements on differentiable arrays, in program order."""
     return [s for s in walk(ir.body) if isinstance(s, Atomic) and s.op in ("max", "min")
             and activity.get(s.array) in DIFFERENTIABLE]
+
+
+def extremum_arrays(extrema: list[Atomic]) -> list[str]:
+    """The arrays those statements target, each once, in order of first appearance: the statements
+    on one array share its scratch copies (final values, initial values, winners)."""
+    return list(dict.fromkeys(s.array for s in extrema))
 
 
 # ----------------------------------------------------------------------------- the pipeline

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from . import emit_extrema, emit_forward, emit_gather, emit_primal, emit_reverse, emit_uniform
 from .emit_adjoints import ADJOINT_EMITTERS, statement_kind  # noqa: F401  (re-exported: the default registry)
+from .analysis import extremum_arrays
 from .emit_state import EmitState, body_text
 from .ir import KernelIR
 from .libm import CBRT_PRELUDE, uses_cbrt
@@ -49,7 +50,10 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
     and `rules` replace ADJOINT_EMITTERS and the derivative rules (rules.PARTIALS)."""
     em = EmitState.start(ir, sig, varied, ADJOINT_EMITTERS if emitters is None else emitters, rules)
     em.nested_names = nested_names or {}
-    em.extrema = {id(s): k for k, s in enumerate(extrema or [])}
+    arrays = extremum_arrays(extrema or [])
+    em.extrema = {id(s): arrays.index(s.array) for s in extrema or []}
+    em.extremum_rank = {id(s): (j, len(group)) for a in arrays
+                        for group in [[t for t in extrema if t.array == a]] for j, s in enumerate(group)}
     fname = name or f"{ir.name}__{mode}" + ("_dev" if device else "")
     if mode in ("extrema1", "extrema2"):
         return fname, emit_extrema.extremum_function(em, fname, 1 if mode == "extrema1" else 2)

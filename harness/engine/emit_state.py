@@ -52,7 +52,8 @@ class EmitState:
     lines: list[str] = field(default_factory=list)
     depth: int = 1                            # indentation level of the next line
     nested_names: dict = field(default_factory=dict)      # id(ir.Nested) -> derivative function's name
-    extrema: dict[int, int] = field(default_factory=dict)  # id(atomic max/min statement) -> its scratch index
+    extrema: dict[int, int] = field(default_factory=dict)  # id(atomic max/min statement) -> its array's scratch index
+    extremum_rank: dict[int, tuple] = field(default_factory=dict)  # id(statement) -> (j, n): j-th of its array's n
     prefetched: dict[str, str] = field(default_factory=dict)   # shadow -> register holding its first read
     prefetch_names: list[str] = field(default_factory=list)
     early_prefetch: dict[int, dict | None] = field(default_factory=dict)  # block -> reads hoisted into the forward sweep
@@ -103,10 +104,16 @@ class EmitState:
         return f"  # line {line}"
 
 
-EXTREMUM_SCRATCH = ("S", "I", "W", "V")   # final values, initial values, winners, each thread's value
+EXTREMUM_SCRATCH = ("S", "I", "W", "V")   # final values, initial values, winners, each contribution's value
+
+
+def extremum_scratch_count(em: EmitState) -> int:
+    """One set of scratch arrays per array that atomic max/min statements target (codegen.py
+    numbers them)."""
+    return len(set(em.extrema.values()))
 
 
 def extremum_params(em: EmitState) -> list[str]:
-    """The scratch arrays each atomic max/min adds to a generated function's parameters
+    """The scratch arrays each targeted array adds to a generated function's parameters
     (emit_extrema.py says what they hold)."""
-    return [f"_x{name}{k}" for k in range(len(em.extrema)) for name in EXTREMUM_SCRATCH]
+    return [f"_x{name}{k}" for k in range(extremum_scratch_count(em)) for name in EXTREMUM_SCRATCH]

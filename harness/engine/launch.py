@@ -25,6 +25,7 @@ from .emit_uniform import FINISH_LANES, SPREAD, slot_count
 from .nested import nested_arrays, uses_autodiff
 from .frontend import parse_kernel, python_function
 from .guard import internal_errors_refused, numba_refusals_named
+from .analysis import extremum_arrays
 from .libm import primal_needs_engine
 from .ir import Loop, Param, file_of, walk
 from .jobs import CompilerJob
@@ -79,7 +80,7 @@ class Plan:
     finish: Any = None                # the one-warp kernel that folds them into the shadows
     consume: Any = None               # gathered adjoints: the kernel that zeroes the stored cotangents
     coarsen: int = 0                  # coarsened reverse (coarsen.py): physical blocks per multiprocessor
-    extrema: tuple = ()               # arrays of atomic max/min statements, in program order
+    extrema: tuple = ()               # (array, its number of atomic max/min statements), each array once
     extremum_passes: tuple = ()       # the two kernels that find their winners
     nested_arrays: tuple = ()         # device-side autodiff: the arrays each call passes (aliasing)
     signature: tuple = ()             # the numba types the derivative kernel was compiled for
@@ -331,11 +332,11 @@ class Engine:
         if overflow:
             types.append(nt.Array(nt.int32, 1, "C"))
         scratch, passes = [], ()
-        for s in extrema:    # S (final values), I (initial values), W (winners), V (each thread's value)
-            arr = next(i for i in infos if i.name == s.array)
+        for name in extremum_arrays(extrema):  # per array: S (final values), I (initial values), W (winners),
+            arr = next(i for i in infos if i.name == name)   # V (each contribution's value)
             like = nt.Array(numba_type(arr).dtype, arr.ndim, "C")
-            scratch.append((s.array, [like, like, nt.Array(nt.int64, arr.ndim, "C"),
-                                      nt.Array(numba_type(arr).dtype, 1, "C")]))
+            scratch.append((name, [like, like, nt.Array(nt.int64, arr.ndim, "C"),
+                                   nt.Array(numba_type(arr).dtype, 1, "C")]))
         if extrema:
             primal_types = [numba_type(i) for i in infos]
             passes = tuple(self.backend.compile(load_function(path, f"{ir.name}__{m}"), tuple(primal_types + extra),
@@ -355,7 +356,8 @@ class Engine:
                     uniform_slots=slots, finish=finish, consume=consume,
                     coarsen=self.options.coarsen_blocks_per_sm if coarsened else 0,
                     loop_files={s.line: file_of(ir, s) for s in walk(ir.body) if isinstance(s, Loop)},
-                    extrema=tuple(a for a, _ in scratch), extremum_passes=passes)
+                    extrema=tuple((a, sum(1 for s in extrema if s.array == a)) for a, _ in scratch),
+                    extremum_passes=passes)
 
     def _build_nested(self, src, infos, params, config, job, key) -> Plan:
         """A kernel calling autodiff on the device: each derivative as a device function (a child
@@ -374,17 +376,17 @@ class Engine:
                     ptx=compiled if isinstance(compiled, str) else None)
 
     def _find_winners(self, plan: Plan, infos: list[ArgInfo], config: LaunchConfig) -> list:
-        """Run the two passes of atomic max/min: S = final values and V = each thread's value,
-        then W = lowest winning thread."""
+        """Run the two passes of atomic max/min: S = final values and V = each contribution's
+        value (thread x statement), then W = lowest winning contribution."""
         primal, _ = self._kernel_args(infos, "primal", plan)
         by_name = {i.name: i.value for i in infos}
         threads = math.prod(config.grid) * math.prod(config.block)
         first, scratch = [], []
-        for name in plan.extrema:
+        for name, statements in plan.extrema:
             initial = by_name[name]
             s, i = initial.copy(), initial.copy()
             w = self.backend.asarray(np.full(tuple(initial.shape), np.iinfo(np.int64).max, np.int64))
-            v = self.backend.asarray(np.full(threads, np.nan, initial.dtype))   # NaN: never reached
+            v = self.backend.asarray(np.full(threads * statements, np.nan, initial.dtype))   # NaN: never made
             first += [s, v]
             scratch += [s, i, w, v]
         self.backend.launch(plan.extremum_passes[0], config.grid, config.block, primal + first)

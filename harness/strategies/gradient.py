@@ -23,6 +23,9 @@ class Gradient:
         log = LaunchLog(problem, history_modes=(mode,))   # what the oracles' derivative launches returned
         check = GradientCheck.from_check(case.check)
         chosen = chosen_shadows(ctx.args)
+        primal = self._primal_first(ctx, problem, log)
+        if primal is not None and primal.verdict == "fail":
+            return [primal]          # the derivative of another program than the kernel: not judged
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
                 rng=np.random.default_rng(case.seed + 1), first=chosen))
@@ -36,8 +39,21 @@ class Gradient:
         if problem.width > 1:
             verdicts.append(lane_verdict(log.lane_error, problem.dtype, problem.width))
         verdicts += self._relations(ctx, problem, check, log.history)
+        verdicts += self._active_sum(ctx, problem)
         verdicts += self._nondet(ctx, problem)
-        return verdicts
+        return ([primal] if primal is not None else []) + verdicts
+
+    def _primal_first(self, ctx: RunContext, problem, log) -> OracleVerdict | None:
+        """The engine's primal against numba's own launch of the kernel, before any derivative is
+        judged (harness/primal_reference.py). Kernel-style cases only: broadcast and map runs check
+        their primal against numpy in their primal runs."""
+        if ctx.case.launch.style in ("broadcast", "map"):
+            return None
+        from ..case_values import run_dtype
+        from ..primal_reference import primal_first_verdict
+        with ctx.timed("primal_reference_s"):
+            return primal_first_verdict(ctx.kernel, ctx.config, problem, log.primal_reference(), ctx.backend,
+                                        run_dtype(ctx.args))
 
     def _relations(self, ctx: RunContext, problem, check: GradientCheck, history) -> list[OracleVerdict]:
         """Issue 5: the activity relations (always, where they apply) and the `activities: all`
@@ -52,6 +68,17 @@ class Gradient:
                 del kwargs["dot"], kwargs["fd"]
                 out.append(activities_verdict(problem, ctx.mode, seed=case.seed, **kwargs))
         return out
+
+    def _active_sum(self, ctx: RunContext, problem) -> list[OracleVerdict]:
+        """An Active scalar's adjoint re-accumulated in float64 from forward mode: a second check,
+        independent of rel-active, of the sum over threads (harness/active_sum.py)."""
+        from ..active_sum import active_sum_verdict
+        with ctx.timed("active_sum_s"):
+            verdict = active_sum_verdict(problem, ctx.mode, np.random.default_rng(ctx.case.seed + 4))
+        if verdict is None:
+            del ctx.outcome.timings["active_sum_s"]
+            return []
+        return [verdict]
 
     def _nondet(self, ctx: RunContext, problem) -> list[OracleVerdict]:
         from ..nondet import nondet_verdict
