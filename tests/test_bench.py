@@ -8,10 +8,10 @@ import pytest
 
 from tests.conftest import ROOT
 
-# The engine's known limit (docs/engine.md, shared memory): a shared tile read inside a loop nested in a
-# dynamic loop is refused in reverse mode, so the n-body bench's generated reverse does not exist yet;
-# strict, so this fails the day it does and the comparison takes over.
-REFUSED = {("nbody_tiles", "reverse"): "shared tile read in a nested loop: refused in reverse mode"}
+# Benchmarks whose generated kernel the engine refuses in a mode, with the reason: a strict xfail, so
+# the test fails the day the engine differentiates it and the comparison takes over. None now (the
+# n-body tile loop's reverse replays its shared tiles since the engine recomputes them).
+REFUSED: dict = {}
 
 
 def _param(b, mode, label):
