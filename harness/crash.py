@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.judgement import judge_run
 from harness.model import ErrorRecord, Outcome
+from harness.policy import State
 
 CRASH_ERROR = "WorkerCrash"
 CRASH_CATEGORY = "crash"
@@ -19,10 +21,10 @@ def crash_outcome(root: Path, nodeid: str, backend: str, worker: str) -> Outcome
     message = (f"the process running this run ({worker}) died before the run finished (a crash: "
                "a segfault, os._exit, the out-of-memory killer, ...); pytest-xdist started a fresh worker "
                "for the remaining runs")
-    outcome = Outcome(run_id=nodeid, case_id=Path(source).stem, source=source, variant=None, mode=name,
-                      dtype=None, backend=backend, state="ERROR", message=message,
-                      error=ErrorRecord(CRASH_ERROR, message, category=CRASH_CATEGORY),
-                      repro=f"pytest '{nodeid}' --backend {backend}")
+    outcome = judge_run(Outcome(run_id=nodeid, case_id=Path(source).stem, source=source, variant=None, mode=name,
+                                dtype=None, backend=backend, state=State.ERROR,
+                                repro=f"pytest '{nodeid}' --backend {backend}"),
+                        lost=(ErrorRecord(CRASH_ERROR, message, category=CRASH_CATEGORY), message))
     try:
         from harness.cases import expand_runs, load_case_file
         for case in load_case_file(Path(root) / source, Path(root)):

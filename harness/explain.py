@@ -5,6 +5,7 @@ from pathlib import Path
 
 from .labels import pair_labels
 from .model import Outcome
+from .policy import State
 
 
 def _num(x) -> str:
@@ -43,7 +44,7 @@ def explain_outcome(o: Outcome) -> str:
                                  f"{w.abs_err:11.3g} {w.rel_err:11.3g}")
     if o.error is not None:
         lines.append(f"  error: {o.error.type}: {o.error.message}")
-        if o.error.traceback and o.state == "ERROR":
+        if o.error.traceback and o.state == State.ERROR:
             tail = o.error.traceback.strip().splitlines()[-6:]
             lines += ["    " + t for t in tail]
     for mode, path in o.sources.items():

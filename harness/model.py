@@ -165,6 +165,7 @@ class Run:
     dtype: str | None
     backend: str                    # sim | ptx | cuda
     engine: str = "bundled"         # bundled | warp | taichi (harness/engines)
+    skip: str | None = None         # why this engine does not run the case (engines/expectations.py)
 
     @property
     def name(self) -> str:
@@ -239,7 +240,9 @@ class Outcome:
     duration: float = 0.0
 
     def to_json(self) -> dict:
-        return asdict(self)
+        record = asdict(self)
+        record["state"] = str(self.state)     # plain data: a record crosses processes (xdist's execnet)
+        return record
 
     @staticmethod
     def from_json(data: dict) -> "Outcome":

@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .policy import PASSING, catches
+from .policy import PASSING, State, catches
 
 BASELINE = "baseline"
 DOCS_BEGIN = "<!-- mutation-table:begin -->"
@@ -52,7 +52,7 @@ def catching_oracles(record: dict) -> list[str]:
     state, expect = record["state"], record.get("expect")
     if state in ("TIMEOUT", "CRASH"):
         return [state.lower()]
-    if state == "XPASS":
+    if state == State.XPASS:
         return ["xfail-now-passes"]
     if record.get("error"):
         kind = "error" if expect == "pass" else f"expect-{expect}"

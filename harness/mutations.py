@@ -131,7 +131,7 @@ class Mutant:
         return self.plant(base if base is not None else default_seams())
 
 
-MUTANTS: list[Mutant] = []
+MUTANTS: list[Mutant] = []        # process-wide: the catalogue, declared at import below
 
 
 def mutant(name: str, plants: str, patch_point: str, probe: str, **kw):
@@ -261,7 +261,7 @@ def _lose_active_reduction(seams):
         "seams.emitters['tape-index']",
         probe="cases/warp-running-product.yaml::reverse")
 def _stale_tape(seams):
-    return seams.replace(emitters={"tape-index": lambda em, s: f"min(_n{s.id}, {em.tape_size}) - 1"})
+    return seams.replace(emitters={"tape-index": lambda em, s: f"min(_n{s.id}, {em.options.tape_size}) - 1"})
 
 
 # --- beyond the ten

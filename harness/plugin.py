@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from .policy import State
+
 OUTCOME_KEY = "harness_outcome"
 WORKER_BACKEND_KEY = "harness_backend"     # in an xdist worker's workerinput: the controller's choice
 
@@ -298,13 +300,14 @@ class MalformedCaseItem(pytest.Item):
         self.error = error
 
     def runtest(self):
+        from .judgement import judge_run
         from .model import ErrorRecord, Outcome
         source = self.error.file or self.nodeid.split("::")[0]
-        outcome = Outcome(
+        outcome = judge_run(Outcome(
             run_id=f"{source}::{MALFORMED_ITEM_NAME}", case_id=source, source=source, variant=None,
-            mode=MALFORMED_ITEM_NAME, dtype=None, backend=backend_name(self.config), state="ERROR",
-            message=f"malformed case file: {self.error}", title="malformed case file",
-            error=ErrorRecord(type(self.error).__name__, str(self.error)))
+            mode=MALFORMED_ITEM_NAME, dtype=None, backend=backend_name(self.config), state=State.ERROR,
+            title="malformed case file"),
+            lost=(ErrorRecord(type(self.error).__name__, str(self.error)), f"malformed case file: {self.error}"))
         self.user_properties.append((OUTCOME_KEY, outcome.to_json()))
         raise CaseLoadFailure(outcome.message)
 

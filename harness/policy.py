@@ -7,33 +7,50 @@ This module imports nothing from the harness.
 """
 from __future__ import annotations
 
+from enum import StrEnum
+
 # ----------------------------------------------------------------------------- run states
 
-STATES = ("PASS", "FAIL", "ZERO", "NONDET", "ERROR", "XFAIL", "XPASS", "UNSUPPORTED", "SKIP")
+
+class State(StrEnum):
+    """A run's state. A str enum: each state is its own name, so results files, the report and
+    JSON write it as before and a state read back from them (a plain string) compares equal."""
+    PASS = "PASS"
+    FAIL = "FAIL"
+    ZERO = "ZERO"
+    NONDET = "NONDET"
+    ERROR = "ERROR"
+    XFAIL = "XFAIL"
+    XPASS = "XPASS"
+    UNSUPPORTED = "UNSUPPORTED"
+    SKIP = "SKIP"
+
+
+STATES = tuple(State)
 
 # A green run: pytest passes it (XFAIL and SKIP as pytest's own xfail and skip).
-PASSING = frozenset({"PASS", "XFAIL", "UNSUPPORTED", "SKIP"})
+PASSING = frozenset({State.PASS, State.XFAIL, State.UNSUPPORTED, State.SKIP})
 # A run that needs a reader's attention: pytest fails it (XPASS only when the xfail is strict), the
 # comparison with a baseline counts it as a new failure, the mutation campaign as a catch.
-FAILING = frozenset({"FAIL", "ZERO", "NONDET", "ERROR", "XPASS"})
+FAILING = frozenset({State.FAIL, State.ZERO, State.NONDET, State.ERROR, State.XPASS})
 # What a known bug (expect: xfail) may show as: a state the oracles or an error produce.
-BUG_STATES = frozenset({"FAIL", "ZERO", "NONDET", "ERROR"})
+BUG_STATES = frozenset({State.FAIL, State.ZERO, State.NONDET, State.ERROR})
 # A failing run that turns into one of these in the next run set is "newly fixed".
-FIXED = frozenset({"PASS", "XFAIL"})
+FIXED = frozenset({State.PASS, State.XFAIL})
 # Runs a report lists compactly (nothing to read but the state).
-QUIET = frozenset({"PASS", "SKIP"})
+QUIET = frozenset({State.PASS, State.SKIP})
 
 # Across the releases of an engine (harness/releases): a run's derivative is right in a release when it
 # passes, or passes although the case expects a known bug (XPASS: that release does not have it); it is
 # wrong when a bug shows (a failing state, or the expected bug itself). UNSUPPORTED and SKIP say
 # nothing about the derivative: a release that cannot run a case neither fixes nor breaks it.
-RELEASE_RIGHT = frozenset({"PASS", "XPASS"})
-RELEASE_WRONG = BUG_STATES | {"XFAIL"}
+RELEASE_RIGHT = frozenset({State.PASS, State.XPASS})
+RELEASE_WRONG = BUG_STATES | {State.XFAIL}
 
 # A failing oracle maps to its own state: most GPU AD bugs are silent zeros or races. Listed by
 # rank: NONDET outranks ZERO, which outranks a plain FAIL (a result that changes from launch to
 # launch makes every finite-difference comparison, the zero guard's too, meaningless).
-ORACLE_STATES = {"nondet": "NONDET", "zero": "ZERO"}
+ORACLE_STATES = {"nondet": State.NONDET, "zero": State.ZERO}
 
 assert PASSING | FAILING == set(STATES) and not PASSING & FAILING
 
@@ -43,11 +60,11 @@ def pytest_result(state: str, strict: bool = True, engine: str = "bundled") -> s
     passes (XPASS) passes. A refusal by an adapter (Warp, Taichi, an engine from another package)
     is a skip: that engine did not run the case, so pytest's counts match the harness's; the
     bundled engine's refusal asserts an expected refusal (a case's `expect: unsupported`) and passes."""
-    if state == "XFAIL":
+    if state == State.XFAIL:
         return "xfailed"
-    if state == "SKIP" or (state == "UNSUPPORTED" and engine != "bundled"):
+    if state == State.SKIP or (state == State.UNSUPPORTED and engine != "bundled"):
         return "skipped"
-    if state in PASSING or (state == "XPASS" and not strict):
+    if state in PASSING or (state == State.XPASS and not strict):
         return "passed"
     return "failed"
 

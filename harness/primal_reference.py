@@ -111,6 +111,7 @@ def _order_dependent(fn) -> str | None:
     return None
 
 
+# process-wide: numba compiles a kernel once per process; keyed by the kernel, holding no session's results
 _TWINS: dict = {}
 
 

@@ -73,6 +73,7 @@ _PREDICATES = {
 }
 
 
+# process-wide: derived from a dataclass's fields, which are fixed once its module is imported
 _SPECS: dict[type, tuple[tuple[str, bool, object, str], ...]] = {}
 _NAMES: dict[type, frozenset[str]] = {}
 

@@ -27,6 +27,7 @@ from .tracebacks import format_both_ends
 from .model import ErrorRecord, OracleVerdict, Outcome, Run
 from .strategies import RunContext, strategy_for
 from .judgement import judge_run
+from .policy import State
 from .verdicts import check_jobs
 
 
@@ -89,16 +90,10 @@ class Runner:
         return self._engines[key]
 
     def execute(self, run: Run, isolate: bool = True) -> Outcome:
-        from dataclasses import replace
-
-        from .engines.expectations import case_for
-        case, skip = case_for(run.case, run.engine, run.mode)
-        run = replace(run, case=case)
-        if skip or (run.engine != "bundled" and not self.backend.can_launch):
-            outcome = self.new_outcome(run, time.time())
-            outcome.state = "SKIP"
-            outcome.message = skip or f"the {self.backend.name} tier compiles the bundled engine's kernels only"
-            return outcome
+        """Run and judge `run` against the expectation it carries (cases/expand.py: for_run)."""
+        if run.skip or (run.engine != "bundled" and not self.backend.can_launch):
+            return judge_run(self.new_outcome(run, time.time()),
+                             skip=run.skip or f"the {self.backend.name} tier compiles the bundled engine's kernels only")
         if isolate and self.backend.name == "cuda" and run.case.expect.error_type == "KernelFaultError":
             return self.execute_isolated(run)
         if isolate and run.case.expect.kind == "xfail" and run.case.expect.crash:
@@ -129,7 +124,7 @@ class Runner:
         """An outcome carrying the run's identity and the case's description, not yet judged."""
         case = run.case
         return Outcome(run_id=run.run_id, case_id=case.id, source=case.source, variant=case.variant,
-                       mode=run.mode, dtype=run.dtype, backend=self.backend.name, state="PASS",
+                       mode=run.mode, dtype=run.dtype, backend=self.backend.name, state=State.PASS,
                        expect=case.expect.kind, title=case.title, description=case.description,
                        tags=list(case.tags), links=list(case.links), kernel=str(case.kernel),
                        repro=repro_command(run), started=started, engine=run.engine,
@@ -155,11 +150,8 @@ class Runner:
             return Outcome.from_json(json.loads(lines[-1][len(OUTCOME_MARK):] if lines else
                                                 done.stdout.strip().splitlines()[-1]))
         except Exception as exc:              # the child died or printed nothing usable
-            outcome = self.new_outcome(run)
-            outcome.state = "ERROR"
-            outcome.error = ErrorRecord(type(exc).__name__, f"isolated run failed: {exc}")
-            outcome.message = outcome.error.message
-            return outcome
+            lost = ErrorRecord(type(exc).__name__, f"isolated run failed: {exc}")
+            return judge_run(self.new_outcome(run), lost=(lost, lost.message))
 
     # ------------------------------------------------------------------ internals
     def _execute(self, run: Run, outcome: Outcome) -> list[OracleVerdict]:

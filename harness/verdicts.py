@@ -5,20 +5,20 @@ import re
 
 from .errors import EngineInternalError, UnsupportedError
 from .model import Expectation, JobRecord, OracleVerdict
-from .policy import BUG_STATES, ORACLE_STATES
+from .policy import BUG_STATES, ORACLE_STATES, State
 
 
 def observed_state(verdicts: list[OracleVerdict], error: Exception | None) -> tuple[str, str]:
     if error is not None:
-        return "ERROR", f"{type(error).__name__}: {error}"
+        return State.ERROR, f"{type(error).__name__}: {error}"
     failed = [v for v in verdicts if v.verdict == "fail"]
     if not failed:
-        return "PASS", "all oracles hold: " + ", ".join(v.name for v in verdicts if v.verdict == "pass")
+        return State.PASS, "all oracles hold: " + ", ".join(v.name for v in verdicts if v.verdict == "pass")
     for name, state in ORACLE_STATES.items():      # by rank (harness.policy)
         for v in failed:
             if v.name == name:
                 return state, f"{v.name}: {v.message}"
-    return "FAIL", "; ".join(f"{v.name}: {v.message}" for v in failed)
+    return State.FAIL, "; ".join(f"{v.name}: {v.message}" for v in failed)
 
 
 def error_matches(expect: Expectation, error: Exception) -> str | None:
@@ -39,32 +39,32 @@ def judge(expect: Expectation, verdicts: list[OracleVerdict], error: Exception |
     state, message = observed_state(verdicts, error)
     if isinstance(error, EngineInternalError) and (expect.kind in ("pass", "unsupported") or (
             expect.kind == "error" and expect.error_type != "EngineInternalError")):
-        return "ERROR", str(error)           # an engine bug is never an expected refusal
+        return State.ERROR, str(error)           # an engine bug is never an expected refusal
     if expect.kind == "pass":
         if isinstance(error, UnsupportedError):
-            return "ERROR", f"unexpectedly unsupported: {error}"
+            return State.ERROR, f"unexpectedly unsupported: {error}"
         return state, message
     if expect.kind == "error":
         if error is None:
-            return "FAIL", f"expected {expect.error_type} but the run succeeded ({message})"
+            return State.FAIL, f"expected {expect.error_type} but the run succeeded ({message})"
         why = error_matches(expect, error)
-        return ("PASS", f"raised as expected: {type(error).__name__}: {error}") if why is None else ("FAIL", why)
+        return (State.PASS, f"raised as expected: {type(error).__name__}: {error}") if why is None else (State.FAIL, why)
     if expect.kind == "unsupported":
         if not isinstance(error, UnsupportedError):
             got = f"{type(error).__name__}: {error}" if error else f"success ({message})"
-            return "FAIL", f"expected UnsupportedError, got {got}"
+            return State.FAIL, f"expected UnsupportedError, got {got}"
         if expect.match and not re.search(expect.match, str(error)):
-            return "FAIL", f"UnsupportedError message does not match /{expect.match}/: {error}"
-        return "UNSUPPORTED", f"refused as expected: {error}"
+            return State.FAIL, f"UnsupportedError message does not match /{expect.match}/: {error}"
+        return State.UNSUPPORTED, f"refused as expected: {error}"
     if expect.kind == "xfail":
         if state in BUG_STATES:
             if expect.crash:          # judged here, the process survived: the known crash did not happen
-                return "FAIL", (f"expected the known bug ({expect.reason}) to kill the process running the run, "
+                return State.FAIL, (f"expected the known bug ({expect.reason}) to kill the process running the run, "
                                 f"but it survived with {state}: {message}")
             if expect.state and state != expect.state:    # the known bug must show as its own state
-                return "FAIL", f"expected the known bug ({expect.reason}) to show as {expect.state}, got {state}: {message}"
-            return "XFAIL", f"known bug ({expect.reason}): {message}"
-        return "XPASS", f"expected to fail ({expect.reason}) but every oracle holds"
+                return State.FAIL, f"expected the known bug ({expect.reason}) to show as {expect.state}, got {state}: {message}"
+            return State.XFAIL, f"known bug ({expect.reason}): {message}"
+        return State.XPASS, f"expected to fail ({expect.reason}) but every oracle holds"
     raise ValueError(f"unknown expectation {expect.kind}")
 
 

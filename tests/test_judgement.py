@@ -52,3 +52,45 @@ def test_a_dead_process_is_an_error_or_the_expected_crash():
     crash = Expectation(kind="xfail", reason="aborts", crash=True)
     known = judge_run(_outcome("taichi"), crash, "taichi", True, death=(-signal.SIGABRT, ""))
     assert known.state == "XFAIL" and known.message.startswith("known bug (aborts)")
+
+
+def test_a_run_not_run_is_skip_and_a_lost_result_is_error_whatever_was_expected():
+    skipped = judge_run(_outcome("warp"), skip="warp checks no bounds")
+    assert (skipped.state, skipped.message) == ("SKIP", "warp checks no bounds")
+    for expect in (Expectation(), XFAIL, Expectation(kind="unsupported")):
+        lost = ErrorRecord("WorkerCrash", "the worker died", category="crash")
+        o = judge_run(_outcome(), expect, "bundled", True, verdicts=PASSING, lost=(lost, "it died"))
+        assert (o.state, o.message, o.error) == ("ERROR", "it died", lost)
+
+
+def test_states_are_a_str_enum_written_as_their_names():
+    import json
+
+    from harness.policy import STATES, State
+    o = judge_run(_outcome(), Expectation(), "bundled", True, verdicts=FAILING)
+    assert o.state is State.FAIL
+    assert type(o.to_json()["state"]) is str           # plain data: records cross processes (xdist)
+    assert json.loads(json.dumps(o.to_json()))["state"] == "FAIL" and f"{o.state}" == "FAIL"
+    assert Outcome.from_json(o.to_json()).state == State.FAIL
+    assert [str(s) for s in STATES] == [s.name for s in State]
+
+
+def test_the_expectation_is_rewritten_once_when_runs_are_expanded():
+    """A per-mode expectation, then the engine's: each run carries the one it is judged against,
+    and the reason its engine does not run it."""
+    from harness.cases.expand import expand_runs
+    from harness.model import Case, KernelRef
+    warp_bug = Expectation(kind="xfail", reason="upstream", strict=False)
+    case = Case(id="c", source="cases/c.yaml", kernel=KernelRef("kernels/x.py", "k"), args=(),
+                modes=("primal", "reverse"), expect=Expectation(kind="unsupported"),
+                expect_by_mode={"primal": Expectation()}, engine_expect={"warp": warp_bug})
+    runs = {(r.engine, r.mode): r for r in expand_runs(case, "sim", ("bundled", "warp"))}
+    assert runs["bundled", "primal"].case.expect == Expectation()
+    assert runs["bundled", "reverse"].case.expect.kind == "unsupported"
+    assert runs["warp", "primal"].case.expect == Expectation()         # an xfail covers derivative runs only
+    assert runs["warp", "reverse"].case.expect is warp_bug
+    assert all(r.skip is None for r in runs.values())
+    optioned = Case(id="c", source="cases/c.yaml", kernel=KernelRef("kernels/x.py", "k"), args=(),
+                    modes=("reverse",), engine={"launch": "packed"})
+    (bundled,), (taichi,) = (expand_runs(optioned, "sim", (e,)) for e in ("bundled", "taichi"))
+    assert bundled.skip is None and "configure the bundled engine" in taichi.skip

@@ -177,5 +177,5 @@ def test_device_functions_get_the_engine_options(monkeypatch):
     st = pipeline.PassState(parse_kernel(df), params, infos, "primal", LaunchConfig.threads(1, 1).shape,
                             CompilerJob("df", "primal", None), default_seams(), options)
     pipeline.run_passes(st, passes=pipeline.AUTODIFF_KERNEL_PASSES)
-    assert [(s.tape_size, s.recompute_limit, s.loop_jacobian_limit) for s in signatures] == [(7, 5, 3)]
+    assert [(s.options.tape_size, s.options.recompute_limit, s.options.loop_jacobian_limit) for s in signatures] == [(7, 5, 3)]
     assert "def f__reverse_dev0" in st.source and "def df__primal" in st.source

@@ -29,6 +29,24 @@ def test_no_module_but_the_policy_lists_run_states():
     assert copies == []
 
 
+def _state_literals(path: Path):
+    """String literals spelling a run state outside `__all__` (where "ZERO" names an oracle)."""
+    tree = ast.parse(path.read_text())
+    exported = {id(e) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+                for e in ast.walk(node.value)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in policy.STATES and id(node) not in exported:
+            yield node.lineno, node.value
+
+
+def test_every_module_names_states_through_the_enum():
+    literals = [f"{p.relative_to(HARNESS.parent)}:{line}: {value!r}"
+                for p in sorted(HARNESS.rglob("*.py")) if p.name != "policy.py"
+                for line, value in _state_literals(p)]
+    assert literals == []
+
+
 def test_state_sets_partition_the_states():
     assert policy.PASSING | policy.FAILING == set(policy.STATES)
     assert policy.BUG_STATES < policy.FAILING and "XPASS" not in policy.BUG_STATES

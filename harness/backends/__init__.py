@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 BACKENDS = ("sim", "ptx", "cuda")
-_current = None
+_current = None                  # process-wide: numba's simulator and real compilation cannot share a process
 _prepared: str | None = None     # the backend this process's environment was prepared for (numba's choice)
 
 

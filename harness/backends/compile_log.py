@@ -31,6 +31,7 @@ class CompileRecord:
     file_key: str = "" # the key by file, without code sharing: several per key when generated files share code
 
 
+# process-wide: keyed by (path, mtime, size), so a rewritten file misses; a digest is a fact of the bytes
 _file_digests: dict[tuple, str] = {}
 _code_digests: dict[tuple, str] = {}
 
@@ -91,6 +92,7 @@ def shared_code_key(pyfunc) -> str | None:
 
 
 _SHARED_DOC = '"""Generated code, shared by the generated modules whose code is this (compile_log.shared_function)."""'
+# process-wide: keyed by a hash of the generated code, which numba compiles once per process anyway
 _shared: dict[str, object] = {}
 
 

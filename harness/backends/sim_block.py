@@ -41,7 +41,7 @@ def still_stuck() -> list[threading.Thread]:
     stuck_threads[:] = [t for t in stuck_threads if t.is_alive()]
     return stuck_threads
 
-_SIMULATOR_DIR = None
+_SIMULATOR_DIR = None            # process-wide: where the installed numba's simulator lives
 _INTERNAL_FILES = {os.path.abspath(__file__.replace("sim_block", "sim_warp"))}
 
 
@@ -161,7 +161,7 @@ def _syncthreads(self):
     _original_syncthreads(self)
 
 
-_original_syncthreads = None
+_original_syncthreads = None     # process-wide: the simulator is patched once per process, as numba is loaded once
 
 
 def install() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from harness.engines.expectations import case_for
 from harness.model import FLOAT_DTYPES, ArgSpec, Case, Run
 
 # Declared float dtypes that a run's dtype replaces. float16 is included so a half-precision
@@ -17,10 +18,22 @@ RECAST_DTYPES = ("float16", "float32", "float64")
 
 
 def expand_runs(case: Case, backend: str, engines: tuple[str, ...] = ("bundled",)) -> list[Run]:
-    """One Run per engine x mode x dtype, ordered by engine, then the case's modes, then its dtypes.
-    A per-mode `expect` gives each run its mode's expectation (for_mode)."""
-    return [Run(case=for_mode(case, mode), mode=mode, dtype=dtype, backend=backend, engine=engine)
-            for engine in engines for mode in case.modes for dtype in case.dtypes]
+    """One Run per engine x mode x dtype, ordered by engine, then the case's modes, then its dtypes,
+    each with the expectation it is judged against (for_run)."""
+    runs = []
+    for engine in engines:
+        for mode in case.modes:
+            run_case, skip = for_run(case, engine, mode)
+            runs.extend(Run(case=run_case, mode=mode, dtype=dtype, backend=backend, engine=engine, skip=skip)
+                        for dtype in case.dtypes)
+    return runs
+
+
+def for_run(case: Case, engine: str, mode: str) -> tuple[Case, str | None]:
+    """The one place a loaded case's expectation is rewritten: the case as a run of `engine` in
+    `mode` sees it (a per-mode `expect`, then what the engine is held to), and why that engine
+    does not run it (or None)."""
+    return case_for(for_mode(case, mode), engine, mode)
 
 
 def for_mode(case: Case, mode: str) -> Case:

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 
-@functools.cache
+@functools.cache      # process-wide: the digest of the installed loader's code, fixed for the process
 def _loader_digest() -> str:
     import yaml
     digest = hashlib.sha256(yaml.__version__.encode())

@@ -284,7 +284,7 @@ class _Context:
 
 # ============================================================================ 2. schema
 
-@functools.cache
+@functools.cache      # process-wide: the schema is a file of the installed package, fixed for the process
 def case_schema() -> dict:
     """The v1 case schema (harness/cases/schema.json)."""
     text = resources.files("harness.cases").joinpath("schema.json").read_text(encoding="utf-8")
@@ -301,7 +301,7 @@ _CaseValidator = validators.extend(
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer))
 
 
-@functools.cache
+@functools.cache      # process-wide: built from the fixed schema alone
 def _validator() -> Draft202012Validator:
     return _CaseValidator(case_schema())
 
@@ -457,7 +457,7 @@ def _dims(value: Any) -> tuple[int, ...] | None:
     return tuple(value) if isinstance(value, list) else (value,)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)      # process-wide: keyed by the file's mtime and size, so an edit misses
 def _top_level_functions(path: str, mtime_ns: int, size: int) -> dict[str, tuple[str, ...]]:
     """{name: parameter names} of every top-level `def` in a Python file (keyed by mtime so an
     edited kernel is re-read). Parsing, not importing: loading a case must run no user code."""

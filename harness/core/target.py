@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-_default_factory: Callable[[], "Backend"] | None = None
+_default_factory: Callable[[], "Backend"] | None = None   # process-wide, as the backend it makes is
 
 
 def set_default_backend(factory: Callable[[], "Backend"]) -> None:

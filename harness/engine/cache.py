@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..core.paths import generated_dir
 
+# process-wide: generated files are named by a hash of their text, so a path names one function forever
 _loaded: dict[str, object] = {}
 
 

@@ -21,6 +21,7 @@ from .emit_adjoints import ADJOINT_EMITTERS, statement_kind  # noqa: F401  (re-e
 from .emit_state import EmitState
 from .ir import KernelIR
 from .libm import CBRT_PRELUDE, uses_cbrt
+from .options import EngineOptions
 from .syntax import atom, expr_text, index_text, partial_text  # noqa: F401  (re-exported)
 
 HEADER_IMPORTS = "import math\n\nfrom numba import cuda\nfrom numpy import bool_, float16, float32, float64, int8, int16, int32, int64, uint32, uint64\n"
@@ -33,11 +34,9 @@ class Signature:
     width: int = 1                    # batch width (shadows per differentiable argument)
     owned: frozenset = frozenset()    # arrays whose adjoint updates need no atomics
     skip_store: frozenset = frozenset()   # DuplicatedNoNeed arrays never read: primal not written
-    tape_size: int = 64               # iterations per dynamic loop the reverse sweep can replay
     gather: dict = field(default_factory=dict)   # array -> read groups whose adjoint is gathered (gather.py)
-    recompute_limit: int = 64         # iterations of an eligible loop rebuilt by replay instead (emit_loops.py)
     coarsen: int = 0                  # reverse: grid axes of a block-coarsened kernel (coarsen.py); 0: not coarsened
-    loop_jacobian_limit: int = 16     # most live-ins x live-outs of a loop reversed through its Jacobian
+    options: EngineOptions = field(default_factory=EngineOptions)   # the engine's options, whole (tape_size, ...)
 
 
 

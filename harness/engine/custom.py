@@ -24,6 +24,8 @@ class CustomRule:
     partials: object
 
 
+# process-wide: custom rules are declared by decorating functions at import, once per process, as
+# numba registers its own overloads; a session never adds to it
 _RULES: dict[int, CustomRule] = {}
 
 

@@ -10,7 +10,7 @@ Functions over the emit state (emit_state.py); the launcher allocates S, I and W
 """
 from __future__ import annotations
 
-from . import emit_parallel, emit_primal, emit_reverse
+from . import emit_parallel, emit_primal
 from .emit_state import EmitState
 from .ir import Atomic, If, Store
 from .syntax import atom, index_text
@@ -18,10 +18,6 @@ from .syntax import atom, index_text
 GLOBAL_THREAD_ID = ("((cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z))"
                     " * (cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z) + cuda.threadIdx.x"
                     " + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z))")
-
-
-def extremum_params(em: EmitState) -> list[str]:
-    return [f"_x{name}{k}" for k in range(len(em.extrema)) for name in ("S", "I", "W")]
 
 
 def is_extremum(em: EmitState, s) -> bool:
@@ -62,8 +58,8 @@ def extremum_pass(em: EmitState, stmts, phase: int):
     params = {p.name for p in em.ir.params}
     for s in stmts:
         if isinstance(s, If):
-            emit_primal.emit_if(em, s, lambda: (extremum_pass(em, s.body, phase), emit_reverse.primal_phis(em, s.phis, 1)),
-                                lambda: (extremum_pass(em, s.orelse, phase), emit_reverse.primal_phis(em, s.phis, 2)))
+            emit_primal.emit_if(em, s, lambda: (extremum_pass(em, s.body, phase), emit_primal.primal_phis(em, s.phis, 1)),
+                                lambda: (extremum_pass(em, s.orelse, phase), emit_primal.primal_phis(em, s.phis, 2)))
         elif isinstance(s, Atomic):
             if not is_extremum(em, s):
                 continue

@@ -2,7 +2,7 @@
 emit state (emit_state.py)."""
 from __future__ import annotations
 
-from . import emit_extrema, emit_loops, emit_parallel, emit_primal
+from . import emit_extrema, emit_parallel, emit_plain_loops, emit_primal
 from .analysis import SHUFFLES
 from .emit_state import EmitState
 from .ir import Alloc, Assign, Atomic, If, Load, Loop, Store
@@ -12,7 +12,7 @@ from .syntax import atom, index_text, partial_text
 def forward(em: EmitState, stmts):
     for s in stmts:
         if isinstance(s, Loop):
-            emit_loops.plain_loop(em, s, forward, tangents=True)
+            emit_plain_loops.plain_loop(em, s, forward, tangents=True)
             continue
         if isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (forward(em, s.body), forward_phis(em, s.phis, 1)),

@@ -1,5 +1,6 @@
 """The Jacobian form of a dynamic loop's reverse (local mixed mode). Functions over the emit state
-(emit_state.py), called from emit_loops.py where a loop is swept forward and where its adjoint goes.
+(emit_state.py), called from emit_loops.py where a loop is swept forward and where its adjoint goes;
+the loops it runs as written come from emit_plain_loops.py.
 
 A loop that only computes registers maps its k varied live-ins (values it reads but does not
 compute, its carried registers' entry values among them) to its m varied carried registers. The
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import emit_forward, emit_loops
+from . import emit_forward, emit_plain_loops
 from .analysis import referenced_names
 from .emit_state import EmitState
 from .ir import Assign, Load, Loop, Prim, walk
@@ -22,15 +23,15 @@ from .ir import Assign, Load, Loop, Prim, walk
 
 def chosen(em: EmitState, s: Loop) -> bool:
     """Whether the loop's reverse goes through its Jacobian: the loop only computes registers
-    (emit_loops.register_only), reads no array with a shadow (a load of an active array is a
+    (emit_plain_loops.register_only), reads no array with a shadow (a load of an active array is a
     live-in per element; such loops keep the recomputed or taped form), and k * m is within the
     engine option loop_jacobian_limit (each direction costs a tangent per varied value)."""
-    if em.loop_jacobian_limit <= 0 or not emit_loops.register_only(em, s):
+    if em.options.loop_jacobian_limit <= 0 or not emit_plain_loops.register_only(em, s):
         return False
     if any(isinstance(t, Assign) and isinstance(t.expr, Load) and t.target in em.varied
            for t in walk(list(s.header) + list(s.body))):
         return False
-    return len(live_ins(em, s)) * len(outputs(em, s)) <= em.loop_jacobian_limit
+    return len(live_ins(em, s)) * len(outputs(em, s)) <= em.options.loop_jacobian_limit
 
 
 def outputs(em: EmitState, s: Loop) -> list[str]:
@@ -42,8 +43,8 @@ def live_ins(em: EmitState, s: Loop) -> list[str]:
     """The varied values the loop reads but does not compute: its registers whose entry value is
     varied (a register starting from a constant, `acc = 0.0`, has no entry adjoint to deliver),
     then the other values (`t` in `acc = acc * t + c[k]`)."""
-    inside = emit_loops.assigned_in(em, s)
-    regs = emit_loops.registers(s)
+    inside = emit_plain_loops.assigned_in(em, s)
+    regs = emit_plain_loops.registers(s)
     entry = entry_values(em)
     first = [r for r in outputs(em, s) if em.is_varied(entry.get(r))]
     rest = sorted(v for v in referenced_names(s) if v in em.varied and v not in inside and v not in regs)
@@ -55,7 +56,7 @@ def entry_values(em: EmitState) -> dict:
     out = {}
     for t in walk(em.ir.body):
         if isinstance(t, Loop):
-            for reg in emit_loops.registers(t):
+            for reg in emit_plain_loops.registers(t):
                 out[reg] = None
     for t in walk(em.ir.body):
         if isinstance(t, Assign) and t.target in out and isinstance(t.expr, Prim) and t.expr.op == "copy":
@@ -85,7 +86,7 @@ def forward_sweep(em: EmitState, s: Loop):
     """The loop in the forward sweep: its primal with k tangents per varied value."""
     ins, outs = live_ins(em, s), outputs(em, s)
     if not ins or not outs:               # nothing flows through the loop: the primal alone
-        emit_loops.plain_loop(em, s, emit_loops.rerun_block, tangents=False)
+        emit_plain_loops.plain_loop(em, s, emit_plain_loops.rerun_block, tangents=False)
         return
     jm = tangent_state(em, s)
     em.line(f"# loop at line {s.line} in forward mode, direction j seeding live-in j of ({', '.join(ins)}): "
@@ -94,7 +95,7 @@ def forward_sweep(em: EmitState, s: Loop):
     for v in seeded:
         for j in jm.lanes():
             em.line(f"{jm.d(v, j)} = {em.ftype(v)}({1.0 if j < len(ins) and ins[j] == v else 0.0})")
-    emit_loops.plain_loop(jm, s, emit_forward.forward, tangents=True)
+    emit_plain_loops.plain_loop(jm, s, emit_forward.forward, tangents=True)
 
 
 def adjoint(em: EmitState, s: Loop, through_jacobian: bool = True):

@@ -17,47 +17,11 @@ recomputed, the later ones taped, so the replay cost stays bounded by the limit.
 from __future__ import annotations
 
 from . import emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse
-from .analysis import SHUFFLES
+from .emit_plain_loops import assigned_in, carry_moves, loop_head, register_only, registers, rerun_block
 from .emit_state import EmitState
-from .ir import Alloc, Assign, Atomic, Barrier, If, Load, Loop, Nested, Prim, Store, walk
+from .ir import Alloc, Assign, Atomic, If, Loop, Store
 from .syntax import atom
 from .types import is_float
-
-
-def loop_head(em: EmitState, s: Loop):
-    if s.kind == "for":
-        em.line(f"for {s.var} in range({atom(s.start)}, {atom(s.stop)}, {s.step}):" + em.comment_line(s.line))
-    else:
-        em.line("while True:" + em.comment_line(s.line))
-
-
-def plain_loop(em: EmitState, s: Loop, emit_block, tangents: bool):
-    """The loop as written (no tape): header, exit test, body, then the carried registers."""
-    loop_head(em, s)
-    em.depth += 1
-    if s.kind == "while":
-        emit_block(em, s.header)
-        em.line(f"if not {atom(s.cond)}:")
-        em.line("    break")
-    emit_block(em, s.body)
-    carry_moves(em, s, tangents=tangents)
-    em.depth -= 1
-
-
-def carry_moves(em: EmitState, s: Loop, tangents: bool):
-    """Registers take their end-of-body values all at once (a swap must not see itself)."""
-    if not s.carried:
-        return
-    regs = ", ".join(r for r, _ in s.carried)
-    vals = ", ".join(atom(v) for _, v in s.carried)
-    em.line(f"{regs} = {vals}")
-    if tangents:
-        pairs = [(r, v) for r, v in s.carried if r in em.varied]
-        for j in em.lanes():
-            if pairs:
-                lhs = ", ".join(em.d(r, j) for r, _ in pairs)
-                rhs = ", ".join(em.d(v, j) if em.is_varied(v) else f"{em.ftype(r)}(0.0)" for r, v in pairs)
-                em.line(f"{lhs} = {rhs}")
 
 
 def tape_name(em: EmitState, name: str) -> str:
@@ -68,37 +32,16 @@ def entry_name(em: EmitState, name: str) -> str:
     return f"_entry_{name.lstrip('_')}"
 
 
-def registers(s: Loop) -> list[str]:
-    return [r for r, _ in s.carried]
-
-
 def recomputes(em: EmitState, s: Loop) -> bool:
     """Whether the reverse sweep rebuilds this loop's first iterations by replaying them from its
     entry registers (`register_only`, and recompute_limit above 0). Anything else is taped."""
-    return em.recompute_limit > 0 and register_only(em, s)
-
-
-def register_only(em: EmitState, s: Loop) -> bool:
-    """Whether the loop only computes registers, so that running it again (a replay, or its
-    Jacobian's forward mode) sees what the forward sweep saw: no stores or atomics (a replay
-    skips them), no loads of an array the kernel writes (memory holds its final values by then),
-    no barriers, no shuffles (the other lanes would have to replay in step), no allocations or
-    device-side autodiff. Nested loops count with their bodies."""
-    written = {t.array for t in walk(em.ir.body) if isinstance(t, (Store, Atomic))}
-    for t in walk(list(s.header) + list(s.body)):
-        if isinstance(t, (Store, Atomic, Barrier, Alloc, Nested)):
-            return False
-        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in written:
-            return False
-        if isinstance(t, Assign) and isinstance(t.expr, Prim) and t.expr.op in SHUFFLES:
-            return False
-    return True
+    return em.options.recompute_limit > 0 and register_only(em, s)
 
 
 def tapes_registers(em: EmitState, s: Loop) -> bool:
     """Whether some iteration's registers go on the tape (a recomputed loop whose limit covers the
     whole tape never writes it)."""
-    return bool(s.carried) and not (recomputes(em, s) and em.recompute_limit >= em.tape_size)
+    return bool(s.carried) and not (recomputes(em, s) and em.options.recompute_limit >= em.options.tape_size)
 
 
 def swept_loops(em: EmitState, stmts):
@@ -123,7 +66,7 @@ def tape_declarations(em: EmitState, stmts):
     for name in names:
         t = em.ir.types.get(name, "int64")
         dtype = t if is_float(t) else "int64"
-        em.line(f"{tape_name(em, name)} = cuda.local.array({em.tape_size}, {dtype})")
+        em.line(f"{tape_name(em, name)} = cuda.local.array({em.options.tape_size}, {dtype})")
 
 
 def loop_sweep(em: EmitState, s: Loop, stores: bool):
@@ -156,7 +99,7 @@ def record_registers(em: EmitState, s: Loop, n: str):
     same for both forms: the reverse sweep walks min(n, tape_size) iterations either way."""
     overflow = f"{em.prefix}tape_overflow[0] = {s.line}"
     if not recomputes(em, s):
-        em.line(f"if {n} < {em.tape_size}:")
+        em.line(f"if {n} < {em.options.tape_size}:")
         em.depth += 1
         for name in registers(s):
             em.line(f"{tape_name(em, name)}[{n}] = {name}")
@@ -165,10 +108,10 @@ def record_registers(em: EmitState, s: Loop, n: str):
         em.line("else:")
         em.line(f"    {overflow}")
         return
-    em.line(f"if {n} >= {em.tape_size}:")
+    em.line(f"if {n} >= {em.options.tape_size}:")
     em.line(f"    {overflow}")
     if tapes_registers(em, s):
-        em.line(f"elif {n} >= {em.recompute_limit}:       # earlier iterations are recomputed")
+        em.line(f"elif {n} >= {em.options.recompute_limit}:       # earlier iterations are recomputed")
         for name in registers(s):
             em.line(f"    {tape_name(em, name)}[{n}] = {name}")
 
@@ -180,7 +123,7 @@ def restore_registers(em: EmitState, s: Loop, index: str):
     taped = tapes_registers(em, s)
     if recomputes(em, s):
         if taped:
-            em.line(f"if {index} < {em.recompute_limit}:       # recomputed from the entry registers")
+            em.line(f"if {index} < {em.options.recompute_limit}:       # recomputed from the entry registers")
             em.depth += 1
         rerun_iterations(em, s, index)
         if not taped:
@@ -210,19 +153,6 @@ def rerun_iterations(em: EmitState, s: Loop, count: str):
     em.depth -= 1
 
 
-def rerun_block(em: EmitState, stmts):
-    """A recomputed loop's statements as plain register code (`recomputes` admits nothing else);
-    a nested loop runs as written, it needs no tape here."""
-    for t in stmts:
-        if isinstance(t, Loop):
-            plain_loop(em, t, rerun_block, tangents=False)
-        elif isinstance(t, If):
-            emit_primal.emit_if(em, t, lambda: (rerun_block(em, t.body), emit_reverse.primal_phis(em, t.phis, 1)),
-                                lambda: (rerun_block(em, t.orelse), emit_reverse.primal_phis(em, t.phis, 2)))
-        else:
-            emit_primal.primal(em, t)
-
-
 def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | None = None, loop: Loop | None = None):
     """Primal statements. With tape_index, taped loads come from the tape instead of memory;
     with record, taped loads are also written to it; stores only when `stores`, but for the
@@ -232,16 +162,16 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
             loop_sweep(em, s, stores)
         elif isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (replay_block(em, s.body, tape_index, stores, record, loop),
-                                                emit_reverse.primal_phis(em, s.phis, 1)),
+                                                emit_primal.primal_phis(em, s.phis, 1)),
                                 lambda: (replay_block(em, s.orelse, tape_index, stores, record, loop),
-                                         emit_reverse.primal_phis(em, s.phis, 2)))
+                                         emit_primal.primal_phis(em, s.phis, 2)))
         elif isinstance(s, Atomic) and s.target in em.taped_loads and tape_index is not None:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
         elif isinstance(s, (Store, Atomic)):
             if stores or (isinstance(s, Store) and loop is not None and s.array in loop.replayed_shared):
                 emit_primal.primal(em, s)
             if stores and record and isinstance(s, Atomic) and s.target in loop.taped_loads:
-                em.line(f"if {record} < {em.tape_size}:")
+                em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
         elif isinstance(s, Alloc):
             emit_primal.primal(em, s)
@@ -251,7 +181,7 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
         else:
             emit_primal.primal(em, s)
             if record and isinstance(s, Assign) and loop is not None and s.target in loop.taped_loads:
-                em.line(f"if {record} < {em.tape_size}:")
+                em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
 
 
@@ -263,7 +193,7 @@ def reverse_loop(em: EmitState, s: Loop):
     if s.replayed_shared:
         # the replay overwrites the shared tiles; other threads may still read the last one
         em.line("cuda.syncthreads()" + em.comment_line(s.line) + " (before the tiles are replayed)")
-    em.line(f"for {r} in range(min({n}, {em.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
+    em.line(f"for {r} in range(min({n}, {em.options.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
     em.depth += 1
     tape = em.emitters["tape-index"](em, s)
     restore_registers(em, s, tape)
@@ -287,15 +217,3 @@ def reverse_loop(em: EmitState, s: Loop):
     emit_reverse.reverse(em, s.header)
     em.line("pass")
     em.depth -= 1
-
-
-def assigned_in(em: EmitState, s: Loop) -> set[str]:
-    out = set()
-    for t in walk(list(s.header) + list(s.body)):
-        if isinstance(t, Assign):
-            out.add(t.target)
-        elif isinstance(t, If):
-            out |= {p[0] for p in t.phis}
-        elif isinstance(t, Loop):
-            out |= {reg for reg, _ in t.carried}
-    return out

@@ -1,10 +1,10 @@
-"""Emitting the primal statements as written (every mode replays them), `if` blocks, and the
-parameter list of a generated function. Functions over the emit state (emit_state.py)."""
+"""Emitting the primal statements as written (every mode replays them), `if` blocks with their
+phi moves, and the parameter list of a generated function. Functions over the emit state (emit_state.py)."""
 from __future__ import annotations
 
-from . import coarsen, emit_extrema, emit_parallel
+from . import coarsen, emit_parallel
 from .analysis import DIFFERENTIABLE
-from .emit_state import EmitState
+from .emit_state import EmitState, extremum_params
 from .ir import Alloc, Assign, Atomic, Barrier, If, Nested, Special, Store
 from .syntax import atom, expr_text, index_text
 from .types import is_float
@@ -29,6 +29,12 @@ def emit_if(em: EmitState, s: If, then_fn, else_fn):
         del em.lines[mark:]
         if then_empty:
             del em.lines[head:]
+
+
+def primal_phis(em: EmitState, phis, side: int):
+    for phi in phis:
+        em.line(f"{phi[0]} = {atom(phi[side])}")
+        em.defined.add(phi[0])
 
 
 def primal(em: EmitState, s):
@@ -86,7 +92,7 @@ def params(em: EmitState, mode: str) -> list[str]:
     if mode == "reverse" and em.has_loops:
         out.append(em.prefix + "tape_overflow")
     if mode in ("forward", "reverse"):
-        out += emit_extrema.extremum_params(em)
+        out += extremum_params(em)
     if mode == "reverse" and em.virtual_blocks:
         out += list(coarsen.GRID_PARAMS)
     return out

@@ -4,11 +4,10 @@ control flow mirrored (reverse sweep). Functions over the emit state (emit_state
 from __future__ import annotations
 
 from ..core.errors import UnsupportedError
-from . import coarsen, emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reduce, emit_uniform
+from . import coarsen, emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform
 from .emit_state import EmitState
 from .emit_uniform import uniform_slots
 from .ir import Alloc, Assign, If, Loop, Store, file_of, walk
-from .syntax import atom
 
 
 def reverse_replay(em: EmitState, stmts):
@@ -20,15 +19,15 @@ def reverse_replay(em: EmitState, stmts):
             if em.taping:
                 emit_loops.loop_sweep(em, s, stores=True)
             else:
-                emit_loops.plain_loop(em, s, reverse_replay, tangents=False)
+                emit_plain_loops.plain_loop(em, s, reverse_replay, tangents=False)
             continue
         if isinstance(s, Alloc) and em.taping:
             emit_primal.primal(em, s)
             emit_parallel.shadow_alloc(em, s, zero=True)
             continue
         if isinstance(s, If):
-            emit_primal.emit_if(em, s, lambda: (reverse_replay(em, s.body), primal_phis(em, s.phis, 1)),
-                                lambda: (reverse_replay(em, s.orelse), primal_phis(em, s.phis, 2)))
+            emit_primal.emit_if(em, s, lambda: (reverse_replay(em, s.body), emit_primal.primal_phis(em, s.phis, 1)),
+                                lambda: (reverse_replay(em, s.orelse), emit_primal.primal_phis(em, s.phis, 2)))
         else:
             if em.taping and isinstance(s, Store) and id(stmts) not in em.early_prefetch:
                 em.emitters["hoist-prefetch"](em, stmts)
@@ -39,12 +38,6 @@ def reverse_replay(em: EmitState, stmts):
                     emit_adjoints.hoist_partials(em, s)
     if em.taping and id(stmts) not in em.early_prefetch:
         em.emitters["hoist-prefetch"](em, stmts)
-
-
-def primal_phis(em: EmitState, phis, side: int):
-    for phi in phis:
-        em.line(f"{phi[0]} = {atom(phi[side])}")
-        em.defined.add(phi[0])
 
 
 def adjoint_inits(em: EmitState):

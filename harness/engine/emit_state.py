@@ -9,6 +9,7 @@ from typing import Callable, Mapping
 
 from .analysis import DIFFERENTIABLE
 from .ir import KernelIR, Loop, walk
+from .options import EngineOptions
 from .types import is_float
 
 
@@ -32,9 +33,6 @@ class EmitState:
     taped_loads: set[str]                     # loads of written arrays that dynamic loops tape
     has_loops: bool                           # the kernel has a dynamic loop (so a tape)
     defined: set[str]                         # values the forward sweep has computed so far
-    tape_size: int                            # iterations per dynamic loop the reverse sweep can replay
-    recompute_limit: int                      # iterations of an eligible loop rebuilt by replay (emit_loops.py)
-    loop_jacobian_limit: int                  # most live-ins x live-outs of a loop reversed through its Jacobian
     lines: list[str] = field(default_factory=list)
     depth: int = 1                            # indentation level of the next line
     nested_names: dict = field(default_factory=dict)      # id(ir.Nested) -> derivative function's name
@@ -58,8 +56,13 @@ class EmitState:
                    diff_arrays=differentiable_arrays(ir, sig.activity),
                    taped_loads={t for s in walk(ir.body) if isinstance(s, Loop) for t in s.taped_loads},
                    has_loops=any(isinstance(s, Loop) for s in walk(ir.body)),
-                   defined={p.name for p in ir.params if p.kind == "scalar"}, tape_size=sig.tape_size,
-                   recompute_limit=sig.recompute_limit, loop_jacobian_limit=sig.loop_jacobian_limit)
+                   defined={p.name for p in ir.params if p.kind == "scalar"})
+
+    @property
+    def options(self) -> EngineOptions:
+        """The engine's options (tape_size, recompute_limit, loop_jacobian_limit, ...), as the
+        signature carries them."""
+        return self.sig.options
 
     # -- names
     def lanes(self):
@@ -82,3 +85,9 @@ class EmitState:
 
     def comment_line(self, line: int) -> str:
         return f"  # line {line}"
+
+
+def extremum_params(em: EmitState) -> list[str]:
+    """The scratch, initial-value and winner arrays each atomic max/min adds to a generated
+    function's parameters (emit_extrema.py says what they hold)."""
+    return [f"_x{name}{k}" for k in range(len(em.extrema)) for name in ("S", "I", "W")]

@@ -12,6 +12,7 @@ Names are resolved against the kernel's own module globals, by identity, so `imp
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import math
 import textwrap
@@ -22,39 +23,25 @@ import numpy as np
 
 from ..core.errors import UnsupportedError
 from . import desugar
-
-# Math functions by the object that implements them on the host; the rule table uses these names.
-_MATH_NAMES = [
-    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "erf", "erfc", "fabs", "floor",
-    "ceil", "trunc", "atan2", "hypot", "pow", "copysign", "fmod", "lgamma", "exp2", "cbrt",
-    "degrees", "radians", "remainder", "nextafter", "ldexp", "gamma", "frexp", "modf",
-    "isnan", "isinf", "isfinite",
-]
-_NUMPY_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-                  "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "absolute": "fabs",
-                  "power": "pow", "maximum": "max", "minimum": "min", "fmax": "max", "fmin": "min",
-                  "deg2rad": "radians", "rad2deg": "degrees", "remainder": "mod", "mod": "mod"}
-# math functions whose numpy namesake computes something else: np.remainder is Python's floored %,
-# math.remainder the IEEE remainder (x - n y with n the nearest integer to x / y)
-_NOT_NUMPY = {"remainder"}
-
+from .ops import OPS
 
 def _function_table() -> dict[int, str]:
+    """id(host object) -> the op it calls: `math.<name>` and numpy's namesake, numpy's other names,
+    the builtins and the numpy and builtin casts (the op table, ops.py, says which op has which)."""
     table = {}
-    for name in _MATH_NAMES:
-        if hasattr(math, name):
-            table[id(getattr(math, name))] = name
-        if hasattr(np, name) and name not in _NOT_NUMPY:
-            table[id(getattr(np, name))] = name
-    for np_name, name in _NUMPY_ALIASES.items():
-        table[id(getattr(np, np_name))] = name
-    table[id(abs)] = "abs"
-    table[id(min)] = "min"
-    table[id(max)] = "max"
+    for op in OPS:
+        if op.math:
+            if hasattr(math, op.name):
+                table[id(getattr(math, op.name))] = op.name
+            if hasattr(np, op.name) and op.numpy_namesake:
+                table[id(getattr(np, op.name))] = op.name
+    for op in OPS:
+        for np_name in op.numpy:
+            table[id(getattr(np, np_name))] = op.name
+    for op in OPS:
+        if op.builtin:
+            table[id(getattr(builtins, op.name))] = op.name
     table[id(np.abs)] = "fabs"
-    table[id(round)] = "round"
-    table[id(pow)] = "pow"
     table[id(float)] = "cast_float64"
     table[id(int)] = "cast_int64"
     table[id(bool)] = "cast_bool"

@@ -418,6 +418,7 @@ class Engine:
         return out, active_out
 
 
+# process-wide: the engine of the module-level `launch` for scripts; sessions build their own (runner.Runner.engine)
 _default: Engine | None = None
 
 

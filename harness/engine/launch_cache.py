@@ -61,7 +61,8 @@ def _describer(t, sample):
     return _interface_array
 
 
-# a type -> how its values are described: keyed by the type, never by a value or its id
+# a type -> how its values are described: keyed by the type, never by a value or its id (process-wide:
+# a type's describer is fixed once the type exists, whichever session asks)
 _DESCRIBERS: dict[type, object] = {}
 
 

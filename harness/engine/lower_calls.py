@@ -1,59 +1,23 @@
 """Lowering of calls: math and casts become primitives, CUDA intrinsics (atomics, shuffles, barriers,
 shared and local arrays) become IR statements; device functions and device-side `autodiff` go to
-lower_inline.py. Functions over the lowering's state (lower_state.py).
+lower_inline.py. `call` is the Call node's entry in the lowering's dispatch table (lower_dispatch.py).
 """
 from __future__ import annotations
 
 import ast
 
-from . import lower_exprs as exprs, lower_inline as inlining
-from .frontend import FUNCTIONS, python_function, resolve_global
+from .frontend import resolve_global
 from .ir import Alloc, Assign, Atomic, Barrier, Param, Prim, Special
+from .lower_dispatch import expression, lowers
+from .lower_exprs import element
+from .lower_inline import autodiff_call, device_call
+from .lower_resolve import dotted, literal_int, resolve_call
 from .lower_state import LoweringState
 from .numba_limits import numba_refusal
 from .rules import arity_problem
 
 
-def resolve_call(st: LoweringState, node):
-    """('rule', name) | ('cuda', 'cuda.x') | ('device', fn) | ('autodiff', None) | ('activity', cls)."""
-    f = node.func
-    obj = None
-    if isinstance(f, ast.Attribute):
-        d = exprs.dotted(st, f)
-        if d is None:
-            return None
-        kind, parts, mod = d
-        if kind == "cuda":
-            return "cuda", "cuda." + ".".join(parts)
-        obj = mod
-        for p in parts:
-            obj = getattr(obj, p, None)
-    elif isinstance(f, ast.Name):
-        if f.id in st.env or f.id in st.arrays:
-            return None
-        try:
-            obj = resolve_global(st.src, f.id)
-        except KeyError:
-            return None
-    if obj is None:
-        return None
-    name = FUNCTIONS.get(id(obj))
-    if name is None and type(obj).__module__.startswith("numba.core.types"):
-        name = f"cast_{obj}"              # numba.float32(x) and friends
-    if name is not None:
-        return "rule", name
-    from ..core import activity
-    from . import device
-    if obj is device.autodiff:
-        return "autodiff", None
-    if isinstance(obj, type) and issubclass(obj, (activity.Const, activity.Duplicated, activity.Active)):
-        return "activity", obj
-    try:
-        return "device", python_function(obj)
-    except TypeError:
-        return None
-
-
+@lowers(ast.Call)
 def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
     """Lower a call; returns one atom, or with as_list the list of its result atoms."""
     if node.keywords:
@@ -68,7 +32,7 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
                      f"call to `{ast.unparse(node.func)}` is not supported by the AD transform yet")
     kind, what = resolved
     if kind == "device":
-        results = inlining.device_call(st, what, node, out)
+        results = device_call(st, what, node, out)
         if nvalues == -1:
             return None
         if as_list:
@@ -77,7 +41,7 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
             raise st.err(node, f"{what.__name__} returns {len(results)} values; unpack them")
         return results[0] if nvalues == 1 else results
     if kind == "autodiff":
-        targets = inlining.autodiff_call(st, node, out)
+        targets = autodiff_call(st, node, out)
         if nvalues == -1 or as_list:
             return None if nvalues == -1 else targets
         if len(targets) != 1:
@@ -91,7 +55,7 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
     problem = arity_problem(name, len(node.args))
     if problem:
         raise st.err(node, f"`{ast.unparse(node.func)}` {problem}")
-    args = tuple(exprs.expr(st, a, out) for a in node.args)
+    args = tuple(expression(st, a, out) for a in node.args)
     if name in ("min", "max") and len(args) > 2:        # min(a, b, c) -> min(min(a, b), c)
         acc = args[0]
         for a in args[1:]:
@@ -113,7 +77,7 @@ def cuda_call(st: LoweringState, name, node, out):
     if name == "cuda.cg.this_grid":
         raise st.err(node, GRID_SYNC)
     if name in ("cuda.grid", "cuda.gridsize"):
-        n = exprs.literal_int(st, node.args[0])
+        n = literal_int(st, node.args[0])
         if n != 1:
             raise st.err(node, f"{name}({n}) returns a tuple: unpack it, e.g. i, j = {name}({n})")
         return st.emit_assign(out, st.temp(), Special("grid.0" if name == "cuda.grid" else "gsize.0"))
@@ -132,7 +96,7 @@ def cuda_call(st: LoweringState, name, node, out):
         if len(node.args) > 1 or node.keywords:
             raise st.err(node, "cuda.syncwarp takes at most one argument, the lane mask")
         if node.args:
-            exprs.expr(st, node.args[0], out)
+            expression(st, node.args[0], out)
         out.append(Barrier(st.line))
         return None
     if name == "cuda.syncthreads":       # under a condition or in a loop: barriers.py checks it is block-uniform
@@ -146,14 +110,14 @@ def cuda_call(st: LoweringState, name, node, out):
         arr, idx, val = node.args
         if not (isinstance(arr, ast.Name) and arr.id in st.arrays):
             raise st.err(node, "the first argument of an atomic must be an array")
-        array, index = exprs.element(st, arr.id, idx, node, out)
-        value = exprs.expr(st, val, out)
+        array, index = element(st, arr.id, idx, node, out)
+        value = expression(st, val, out)
         target = st.temp()
         out.append(Atomic(op, array, index, value, target, st.line))
         st.types[target] = st.params[st.arrays[arr.id]].dtype
         return target
     if name in ("cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync"):
-        mask, value, lane = (exprs.expr(st, a, out) for a in node.args)
+        mask, value, lane = (expression(st, a, out) for a in node.args)
         op = name[len("cuda."):-len("_sync")]
         t = st.temp()
         out.append(Assign(t, Prim(op, (mask, value, lane)), st.line))
@@ -195,7 +159,7 @@ def dtype_of(st: LoweringState, node) -> str:
     if isinstance(node, ast.Name):
         obj = resolve_global(st.src, node.id) if node.id not in st.env else None
     elif isinstance(node, ast.Attribute):
-        d = exprs.dotted(st, node)
+        d = dotted(st, node)
         if d:
             obj = d[2]
             for p in d[1]:

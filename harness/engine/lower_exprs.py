@@ -1,6 +1,7 @@
 """Lowering expressions into three-address statements: operators, comparisons (chains lazily),
 `and`/`or`/conditional expressions as `If` statements (a guarded read must stay guarded), names,
-subscripts, attributes of arrays and of the cuda module. Functions over the lowering's state."""
+subscripts, attributes of arrays and of the cuda module; calls are lowered in lower_calls.py. Each
+handler is registered in the lowering's dispatch table (lower_dispatch.py)."""
 from __future__ import annotations
 
 import ast
@@ -8,11 +9,12 @@ import math
 
 import numpy as np
 
-from . import lower_calls as calls, lower_stmts as stmts
-from .frontend import module_kind, resolve_global
-from .ir import Assign, Lit, Load, Prim, Special
+from .frontend import resolve_global
+from .ir import Lit, Load, Prim, Special
+from .lower_branches import if_stmt
+from .lower_dispatch import expression, lower_expression, lowers
+from .lower_resolve import dotted, literal_int
 from .lower_state import LoweringState
-from .numba_limits import numba_refusal
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
            ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor",
@@ -21,92 +23,86 @@ _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq
 _INDEX_ATTRS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
 
 
-def expr(st: LoweringState, node, out, target: str | None = None):
-    """Lower an expression; return its atom. With `target`, the value lands in that name."""
-    atom = _expr(st, node, out)
-    if target is None:
-        return atom
-    if out and isinstance(out[-1], Assign) and out[-1].target == atom and atom in st.temps:
-        out[-1].target = target                   # rename the last temp instead of copying
-        st.types[target] = st.types.pop(atom)
-        return target
-    st.emit_assign(out, target, Prim("copy", (atom,)))
-    return target
+@lowers(ast.Constant)
+def constant(st: LoweringState, node, out):
+    if isinstance(node.value, (bool, int, float)):
+        return Lit(node.value)
+    raise st.err(node, f"constant {node.value!r} is not a number")
 
 
-def _expr(st: LoweringState, node, out):
-    st.line = getattr(node, "lineno", st.line)
-    if isinstance(node, ast.Constant):
-        if isinstance(node.value, (bool, int, float)):
-            return Lit(node.value)
-        raise st.err(node, f"constant {node.value!r} is not a number")
-    if isinstance(node, ast.Name):
-        return name_atom(st, node, out)
-    if isinstance(node, ast.BinOp):
-        op = BINOPS.get(type(node.op))
-        if op is None:
-            raise st.err(node, f"operator {type(node.op).__name__} is not supported")
-        a, b = expr(st, node.left, out), expr(st, node.right, out)
-        return st.emit_assign(out, st.temp(), Prim(op, (a, b)))
-    if isinstance(node, ast.UnaryOp):
-        if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-                and type(node.operand.value) in (int, float):
-            return Lit(-node.operand.value)
-        a = expr(st, node.operand, out)
-        if isinstance(node.op, ast.UAdd):
-            return a
-        op = {ast.USub: "neg", ast.Not: "not", ast.Invert: "invert"}[type(node.op)]
-        return st.emit_assign(out, st.temp(), Prim(op, (a,)))
-    if isinstance(node, ast.Compare):
-        if len(node.ops) == 1:
-            a, b = expr(st, node.left, out), expr(st, node.comparators[0], out)
-            return st.emit_assign(out, st.temp(), Prim(_CMPOPS[type(node.ops[0])], (a, b)))
-        # a < b < c  ->  (a < b) and (b < c), evaluated lazily
-        parts, left = [], node.left
-        for op, right in zip(node.ops, node.comparators):
-            parts.append(ast.copy_location(ast.Compare(left, [op], [right]), node))
-            left = right
-        return _expr(st, ast.copy_location(ast.BoolOp(ast.And(), parts), node), out)
-    if isinstance(node, ast.BoolOp):
-        return bool_op(st, node, out)
-    if isinstance(node, ast.IfExp):
-        cond = expr(st, node.test, out)
-        key = result = st.temp()         # a pseudo-variable joined by the if's phi
-        def branch(value):
-            def lower(o):
-                v = expr(st, value, o)
-                st.env[key] = st.emit_assign(o, st.fresh(result), Prim("copy", (v,)))
-            return lower
-        stmts.if_stmt(st, cond, branch(node.body), branch(node.orelse), out)
-        return st.env.pop(key)
-    if isinstance(node, ast.Subscript):
-        shape = shape_ref(st, node)
-        if shape is not None:
-            return st.emit_assign(out, st.temp(), Special(shape))
-        array, index = subscript(st, node, out)
-        return st.emit_assign(out, st.temp(), Load(array, index))
-    if isinstance(node, ast.Attribute):
-        return attribute(st, node, out)
-    if isinstance(node, ast.Call):
-        return calls.call(st, node, out)
-    raise st.err(node, numba_refusal(node) or f"expression `{ast.unparse(node)}` is not supported by the AD transform")
+@lowers(ast.BinOp)
+def binary_op(st: LoweringState, node, out):
+    op = BINOPS.get(type(node.op))
+    if op is None:
+        raise st.err(node, f"operator {type(node.op).__name__} is not supported")
+    a, b = expression(st, node.left, out), expression(st, node.right, out)
+    return st.emit_assign(out, st.temp(), Prim(op, (a, b)))
 
 
+@lowers(ast.UnaryOp)
+def unary_op(st: LoweringState, node, out):
+    if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) in (int, float):
+        return Lit(-node.operand.value)
+    a = expression(st, node.operand, out)
+    if isinstance(node.op, ast.UAdd):
+        return a
+    op = {ast.USub: "neg", ast.Not: "not", ast.Invert: "invert"}[type(node.op)]
+    return st.emit_assign(out, st.temp(), Prim(op, (a,)))
+
+
+@lowers(ast.Compare)
+def compare(st: LoweringState, node, out):
+    if len(node.ops) == 1:
+        a, b = expression(st, node.left, out), expression(st, node.comparators[0], out)
+        return st.emit_assign(out, st.temp(), Prim(_CMPOPS[type(node.ops[0])], (a, b)))
+    # a < b < c  ->  (a < b) and (b < c), evaluated lazily
+    parts, left = [], node.left
+    for op, right in zip(node.ops, node.comparators):
+        parts.append(ast.copy_location(ast.Compare(left, [op], [right]), node))
+        left = right
+    return lower_expression(st, ast.copy_location(ast.BoolOp(ast.And(), parts), node), out)
+
+
+@lowers(ast.IfExp)
+def conditional(st: LoweringState, node, out):
+    cond = expression(st, node.test, out)
+    key = result = st.temp()         # a pseudo-variable joined by the if's phi
+    def branch(value):
+        def lower(o):
+            v = expression(st, value, o)
+            st.env[key] = st.emit_assign(o, st.fresh(result), Prim("copy", (v,)))
+        return lower
+    if_stmt(st, cond, branch(node.body), branch(node.orelse), out)
+    return st.env.pop(key)
+
+
+@lowers(ast.Subscript)
+def subscript_value(st: LoweringState, node, out):
+    shape = shape_ref(st, node)
+    if shape is not None:
+        return st.emit_assign(out, st.temp(), Special(shape))
+    array, index = subscript(st, node, out)
+    return st.emit_assign(out, st.temp(), Load(array, index))
+
+
+@lowers(ast.BoolOp)
 def bool_op(st: LoweringState, node, out):
     """`a and b` as a lazy if-chain producing a bool (only b's truth value, as numba does for bools)."""
     is_and = isinstance(node.op, ast.And)
     key = st.temp()
-    first = expr(st, node.values[0], out)
+    first = expression(st, node.values[0], out)
     st.env[key] = st.emit_assign(out, st.fresh("_b"), Prim("cast_bool", (first,)))
     for value in node.values[1:]:
         cond = st.env[key] if is_and else st.emit_assign(out, st.temp(), Prim("not", (st.env[key],)))
         def then(o, value=value):
-            v = expr(st, value, o)
+            v = expression(st, value, o)
             st.env[key] = st.emit_assign(o, st.fresh("_b"), Prim("cast_bool", (v,)))
-        stmts.if_stmt(st, cond, then, lambda o: None, out)
+        if_stmt(st, cond, then, lambda o: None, out)
     return st.env.pop(key)
 
 
+@lowers(ast.Name)
 def name_atom(st: LoweringState, node, out=None):
     name = node.id
     if name in st.env:
@@ -155,7 +151,7 @@ def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> 
     if len(elts) != ndim:
         raise st.err(node, f"'{p.name}'{' (a view of it)' if fixed else ''} has {ndim} dimension(s) but is "
                      f"indexed with {len(elts)}; index all dimensions at once, e.g. {p.name}[i, j]")
-    index = tuple(expr(st, e, out) for e in elts)
+    index = tuple(expression(st, e, out) for e in elts)
     for a, e in zip(index, elts):
         if st.atom_type(a) not in ("int64", "int32", "uint32", "uint64", "int16", "int8", "bool"):
             raise st.err(e, f"index `{ast.unparse(e)}` of '{p.name}' is not an integer")
@@ -213,33 +209,7 @@ def shape_ref(st: LoweringState, node):
     return f"shape.{st.arrays[base.id]}.{k + fixed}"
 
 
-def literal_int(st: LoweringState, node) -> int:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    raise st.err(node, f"`{ast.unparse(node)}` must be an integer literal here")
-
-
-def dotted(st: LoweringState, node):
-    """('cuda', ['threadIdx', 'x']) for cuda.threadIdx.x; None if the base is no module."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id in st.env:
-        return None
-    try:
-        obj = resolve_global(st.src, node.id)
-    except KeyError:
-        return None
-    kind = module_kind(obj)
-    if kind is None:
-        return None
-    parts.reverse()
-    if kind == "numba" and parts and parts[0] == "cuda":
-        kind, parts = "cuda", parts[1:]
-    return kind, parts, obj
-
-
+@lowers(ast.Attribute)
 def attribute(st: LoweringState, node, out):
     if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr in ("size", "ndim"):
         name = node.value.id
@@ -263,10 +233,3 @@ def attribute(st: LoweringState, node, out):
         if kind in ("math", "numpy") and len(parts) == 1 and parts[0] in ("pi", "e", "inf"):
             return Lit(getattr(math, parts[0]))
     raise st.err(node, f"attribute `{ast.unparse(node)}` is not supported in a kernel")
-
-
-def is_call_to(st: LoweringState, node, kind, name) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    d = dotted(st, node.func) if isinstance(node.func, ast.Attribute) else None
-    return bool(d) and d[0] == kind and d[1] == [name]

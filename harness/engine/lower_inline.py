@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ast
 
-from . import lower_calls as calls, lower_exprs as exprs, lower_stmts as stmts
 from .control import RET, prepare_body
 from .frontend import parse_kernel, resolve_global
 from .ir import Assign, Nested, NestedArg, Prim, walk
+from .lower_dispatch import block, expression
+from .lower_exprs import view
+from .lower_resolve import resolve_call
 from .lower_state import LoweringState
 
 
@@ -18,7 +20,7 @@ def device_call(st: LoweringState, fn, node, out) -> list:
     rule = rule_for(fn)
     if rule is None:
         return inline(st, fn, node.args, out, node)
-    operands = [exprs.expr(st, a, out) for a in node.args]
+    operands = [expression(st, a, out) for a in node.args]
     st.nodiff_depth += 1
     value = inline(st, fn, operands, out, node)
     if len(value) != 1:
@@ -43,7 +45,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         raise st.err(node, f"{src.name} takes {len(src.params)} arguments, {len(args)} given")
     arrays, views, scalars = {}, {}, []
     for pname, a in zip(src.params, args):
-        row = exprs.view(st, a, out) if isinstance(a, ast.Subscript) else None
+        row = view(st, a, out) if isinstance(a, ast.Subscript) else None
         if isinstance(a, ast.Name) and a.id in st.arrays:
             arrays[pname] = st.arrays[a.id]
             if a.id in st.views:
@@ -51,7 +53,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         elif row is not None:                # a row of an array (`sm[w, :]`): indexed through it
             arrays[pname], views[pname] = row
         else:
-            scalars.append((pname, a if not isinstance(a, ast.AST) else exprs.expr(st, a, out)))
+            scalars.append((pname, a if not isinstance(a, ast.AST) else expression(st, a, out)))
     saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line)
     st.calls.append((src.name, st.call_stack[-1], st.line))
     st.call_stack.append(src.name)
@@ -60,7 +62,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     for pname, atom_ in scalars:
         st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
     st.src, st.arrays, st.views = src, arrays, views
-    body = stmts.block(st, prepare_body(src, values=True))
+    body = block(st, prepare_body(src, values=True))
     for t in walk(body):                   # refusals name the helper's file, not the caller's
         if getattr(t, "file", None) is None:
             t.file = src.file
@@ -79,13 +81,13 @@ def autodiff_call(st: LoweringState, node, out):
     if len(node.args) < 2:
         raise st.err(node, "autodiff(mode, f, args...) needs a mode and a function")
     mode = _mode_of(st, node.args[0])
-    resolved = calls.resolve_call(st, ast.Call(node.args[1], [], [])) if isinstance(node.args[1], (ast.Name, ast.Attribute)) else None
+    resolved = resolve_call(st, ast.Call(node.args[1], [], [])) if isinstance(node.args[1], (ast.Name, ast.Attribute)) else None
     if not resolved or resolved[0] != "device":
         raise st.err(node.args[1], "autodiff's second argument must name a device function")
     fn = resolved[1]
     args = []
     for a in node.args[2:]:
-        act = calls.resolve_call(st, a) if isinstance(a, ast.Call) else None
+        act = resolve_call(st, a) if isinstance(a, ast.Call) else None
         cls = act[1] if act and act[0] == "activity" else None
         if cls is None:               # a bare value is Const, as in the host API
             args.append(_nested_value(st, "const", a, None, out))
@@ -147,6 +149,6 @@ def _nested_value(st: LoweringState, activity, value_node, shadow_node, out):
                 raise st.err(shadow_node, "the shadow of an array must be an array parameter")
             shadow = st.arrays[shadow_node.id]
         return NestedArg(activity, st.arrays[value_node.id], shadow, is_array=True)
-    value = exprs.expr(st, value_node, out)
-    shadow = exprs.expr(st, shadow_node, out) if shadow_node is not None else None
+    value = expression(st, value_node, out)
+    shadow = expression(st, shadow_node, out) if shadow_node is not None else None
     return NestedArg(activity, value, shadow, is_array=False)

@@ -6,23 +6,25 @@ from __future__ import annotations
 
 import ast
 
-from . import lower_exprs as exprs, lower_stmts as stmts
 from .control import BREAK, SKIP, assigned_names, has_jump, uses_name, lower_jumps
 from .ir import Lit, Loop, Prim
+from .lower_dispatch import block, expression, lowers
+from .lower_resolve import literal_int
 from .lower_state import LoweringState
 from .types import promote_pair
 
 UNROLL_LIMIT = 16            # static range loops up to this trip count are unrolled
 
 
+@lowers(ast.For)
 def for_loop(st: LoweringState, s: ast.For, out):
     it = s.iter
     if s.orelse:
         raise st.err(s, "`for ... else` is not supported")
     if isinstance(it, (ast.Tuple, ast.List)) and isinstance(s.target, ast.Name) and not has_jump(s.body):
         for elt in it.elts:              # `for d in (16, 8, 4)`: unrolled over the literal values
-            st.env[s.target.id] = exprs.expr(st, elt, out, target=st.fresh(s.target.id))
-            out.extend(stmts.block(st, s.body))
+            st.env[s.target.id] = expression(st, elt, out, target=st.fresh(s.target.id))
+            out.extend(block(st, s.body))
         return
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
             and not it.keywords and 1 <= len(it.args) <= 3):
@@ -34,20 +36,20 @@ def for_loop(st: LoweringState, s: ast.For, out):
     start_node = args[0] if len(args) >= 2 else ast.Constant(0)
     stop_node = args[1] if len(args) >= 2 else args[0]
     if not _is_int_literal(step_node):
-        out.extend(stmts.block(st, runtime_step_range(st, s, start_node, stop_node, step_node)))
+        out.extend(block(st, runtime_step_range(st, s, start_node, stop_node, step_node)))
         return
-    step = exprs.literal_int(st, step_node) if not (isinstance(step_node, ast.UnaryOp)
-                                                    and isinstance(step_node.operand, ast.Constant)) \
-        else -exprs.literal_int(st, step_node.operand)
+    step = literal_int(st, step_node) if not (isinstance(step_node, ast.UnaryOp)
+                                              and isinstance(step_node.operand, ast.Constant)) \
+        else -literal_int(st, step_node.operand)
     if step == 0:
         raise st.err(step_node, "range() step must not be zero")
-    start, stop = exprs.expr(st, start_node, out), exprs.expr(st, stop_node, out)
+    start, stop = expression(st, start_node, out), expression(st, stop_node, out)
     if isinstance(start, Lit) and isinstance(stop, Lit) and not has_jump(s.body):
         count = len(range(start.value, stop.value, step))
         if count <= UNROLL_LIMIT:          # small static loops: unrolled, pure SSA, no tape
             for value in range(start.value, stop.value, step):
                 st.env[s.target.id] = st.emit_assign(out, st.fresh(s.target.id), Prim("copy", (Lit(value),)))
-                out.extend(stmts.block(st, s.body))
+                out.extend(block(st, s.body))
             return
     brk, skip = jump_flags(st)
     body = lower_jumps(s.body, st.src, brk, skip)
@@ -84,6 +86,7 @@ def runtime_step_range(st: LoweringState, s: ast.For, start, stop, step) -> list
     return header + [loop_]
 
 
+@lowers(ast.While)
 def while_loop(st: LoweringState, s: ast.While, out):
     if s.orelse:
         raise st.err(s, "`while ... else` is not supported")
@@ -124,11 +127,11 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
             st.env[var] = loop_var
         header, cond = [], None
         if test is not None:
-            cond = exprs.expr(st, ast.copy_location(ast.BoolOp(ast.And(), [
+            cond = expression(st, ast.copy_location(ast.BoolOp(ast.And(), [
                 ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load())), test]), test)
                 if brk in carried_vars else test, header)
         st.depth_ctl += 1
-        lowered = stmts.block(st, body)
+        lowered = block(st, body)
         st.depth_ctl -= 1
         carried = [(registers[v], st.env[v]) for v in carried_vars if st.env[v] != registers[v]]
         changed = {v: st.types[registers[v]] for v in carried_vars

@@ -4,9 +4,11 @@ Steps, in order, each small:
   1. `control.py`: early `return` becomes a `_live` flag that guards the rest of the body, so
      every thread reaches the end of the kernel (the reverse sweep and Active reductions need it);
      `break`/`continue` become per-loop flags.
-  2. SSA lowering, functions over one explicit `LoweringState` (lower_state.py): statements
+  2. SSA lowering, functions over one explicit `LoweringState` (lower_state.py), dispatched by
+     AST node type through one table (lower_dispatch.py) that these modules fill: statements
      (lower_stmts.py), expressions (lower_exprs.py), loops (lower_loops.py), calls and CUDA
-     intrinsics (lower_calls.py), device functions and device-side autodiff (lower_inline.py).
+     intrinsics (lower_calls.py), device functions and device-side autodiff (lower_inline.py);
+     names resolved in lower_resolve.py, branches joined in lower_branches.py.
      Expressions become three-address statements; scalar locals are renamed to SSA names;
      `and`/`or`/conditional expressions become `If` statements; `If` joins get explicit phi moves;
      types are inferred.
@@ -14,12 +16,14 @@ Anything outside the supported subset raises UnsupportedError naming the file an
 """
 from __future__ import annotations
 
+# importing the lowering modules registers their handlers in the dispatch table
+from . import lower_calls, lower_exprs, lower_inline, lower_loops, lower_stmts  # noqa: F401
 from .barriers import check_barriers
 from .control import LIVE, RET, prepare_body  # noqa: F401  (LIVE: the flag's name, for tests and tools)
 from .frontend import KernelSource
 from .ir import KernelIR, Param
+from .lower_dispatch import block
 from .lower_state import LoweringState
-from .lower_stmts import block
 
 
 def lower_kernel(src: KernelSource, params: list[Param], device: bool = False) -> KernelIR:

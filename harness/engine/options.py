@@ -1,4 +1,5 @@
-"""The engine's options: one record, carried whole through the passes (pipeline.PassState.options).
+"""The engine's options: one record, carried whole through the passes (pipeline.PassState.options)
+and into the code generator (codegen.Signature.options, read as EmitState.options).
 
 A case's `engine:` mapping becomes this record field by field (EngineOptions.from_dict); the case
 schema's `engine` properties and docs/case-format.md's `engine` table list the same fields

@@ -52,8 +52,7 @@ def signature(st: PassState):
                        owned=frozenset(st.owned),
                        skip_store=frozenset(i.name for i in st.infos
                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
-                       tape_size=st.options.tape_size, recompute_limit=st.options.recompute_limit,
-                       loop_jacobian_limit=st.options.loop_jacobian_limit)
+                       options=st.options)
     if st.mode == "reverse" and st.options.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)
@@ -79,9 +78,7 @@ def emit(st: PassState):
 
 def device_signature(st: PassState):
     """A device function's specialisation: its own activities and owned arrays, the case's limits."""
-    st.sig = Signature(activity=st.activity, owned=frozenset(st.owned), tape_size=st.options.tape_size,
-                       recompute_limit=st.options.recompute_limit,
-                       loop_jacobian_limit=st.options.loop_jacobian_limit)
+    st.sig = Signature(activity=st.activity, owned=frozenset(st.owned), options=st.options)
 
 
 def emit_device(st: PassState):
@@ -103,7 +100,7 @@ def device_functions(st: PassState):
 
 
 def emit_autodiff_kernel(st: PassState):
-    sig = Signature(activity={p.name: "const" for p in st.params})
+    sig = Signature(activity={p.name: "const" for p in st.params}, options=st.options)
     st.fname, text = function_text(st.ir, "primal", sig, set(), nested_names=st.nested_names,
                                    emitters=st.seams.emitters, rules=st.seams.rules)
     doc = (f"Primal kernel `{st.ir.name}` ({st.src.file}:{st.src.tree.lineno}) with its device-side autodiff "

@@ -1,4 +1,5 @@
-"""Derivative rules: the partial derivatives of every primitive, written as math.
+"""Derivative rules: the partial derivatives of every primitive, written as math in the op table
+(ops.py), and the tables the engine reads them through.
 
 Each entry lists d op / d arg_k for the operands `x`, `y` (in call order) and the result `r`.
 Both modes use the same table: forward emits  dr = sum_k partial_k * dx_k,  reverse emits
@@ -8,87 +9,26 @@ The rule list in docs/engine.md is generated from these tables (harness/engine/r
 """
 from __future__ import annotations
 
-PARTIALS: dict[str, tuple[str, ...]] = {
-    # arithmetic
-    "copy": ("1",),
-    "neg": ("-1",),
-    "add": ("1", "1"),
-    "sub": ("1", "-1"),
-    "mul": ("y", "x"),
-    "div": ("1 / y", "-r / y"),
-    "pow": ("y * x ** (y - 1)", "r * log(x)"),
-    "mod": ("1", "-floor(x / y)"),
-    "fmod": ("1", "-(floor(x / y) if x / y >= 0 else ceil(x / y))"),   # -trunc(x / y)
-    "remainder": ("1", "-floor((x - r) / y + 0.5)"),    # r = x - n y with n = x / y rounded to an integer
-    # powers, exponentials, logarithms
-    "sqrt": ("0.5 / r",),
-    "cbrt": ("1 / (3 * r * r)",),               # generated code calls libdevice's cbrt (libm.CBRT_PRELUDE)
-    "cbrtf": ("1 / (3 * r * r)",),              # the float32 cbrt (libdevice's cbrtf)
-    "exp": ("r",),
-    "exp2": ("r * LN2",),
-    "expm1": ("r + 1",),
-    "log": ("1 / x",),
-    "log2": ("1 / (x * LN2)",),
-    "log10": ("1 / (x * LN10)",),
-    "log1p": ("1 / (1 + x)",),
-    "ldexp": ("ldexp(1, y)", "r * LN2"),      # x 2^y; y is an integer, never differentiated
-    # trigonometry
-    "sin": ("cos(x)",),
-    "cos": ("-sin(x)",),
-    "tan": ("1 + r * r",),
-    "asin": ("1 / sqrt(1 - x * x)",),
-    "acos": ("-1 / sqrt(1 - x * x)",),
-    "atan": ("1 / (1 + x * x)",),
-    "atan2": ("y / (x * x + y * y)", "-x / (x * x + y * y)"),    # atan2(x, y) = angle of (y, x)
-    "hypot": ("x / r", "y / r"),
-    "degrees": ("DEG_PER_RAD",),
-    "radians": ("RAD_PER_DEG",),
-    # hyperbolic
-    "sinh": ("cosh(x)",),
-    "cosh": ("sinh(x)",),
-    "tanh": ("1 - r * r",),
-    "asinh": ("1 / sqrt(x * x + 1)",),
-    "acosh": ("1 / sqrt(x * x - 1)",),
-    "atanh": ("1 / (1 - x * x)",),
-    # special functions
-    "erf": ("TWO_OVER_SQRTPI * exp(-x * x)",),
-    "erfc": ("-TWO_OVER_SQRTPI * exp(-x * x)",),
-    # piecewise
-    "abs": ("sign(x)",),
-    "fabs": ("sign(x)",),
-    "min": ("1 if x <= y else 0", "0 if x <= y else 1"),
-    "max": ("1 if x >= y else 0", "0 if x >= y else 1"),
-    "copysign": ("sign(x) * copysign(1, y)", "0"),
-    "nextafter": ("1", "0"),                  # the neighbouring float of x: x itself to first order
-    # conversions between float precisions
-    "cast_float32": ("1",),
-    "cast_float64": ("1",),
-}
+from .ops import OPS
+
+# d op / d operand k of every op with a rule, from the op table (ops.py, where each rule is written)
+PARTIALS: dict[str, tuple[str, ...]] = {op.name: op.partials for op in OPS if op.partials is not None}
 
 # Float-valued primitives whose derivative is zero almost everywhere: their results carry no
 # derivative at all (they are treated like integers by the activity analysis).
-PIECEWISE_CONSTANT = {"floor", "ceil", "trunc", "round", "floordiv"}
+PIECEWISE_CONSTANT = {op.name for op in OPS if op.piecewise_constant}
 
 # Primitives with no derivative rule that return floats: refused rather than guessed.
-NO_RULE_MESSAGE = {
-    "lgamma": "lgamma needs digamma, which CUDA's libdevice lacks",
-    "gamma": "gamma needs digamma, which CUDA's libdevice lacks",
-    "frexp": "it returns a (mantissa, exponent) tuple; write the mantissa as x / 2.0 ** e",
-    "modf": "it returns a (fraction, integer part) tuple; write the fraction as x - math.trunc(x)",
-    "cast_float16": "float16 values cannot carry derivatives (derivative registers are float32 or float64); "
-                    "compute in float32",
-}
+NO_RULE_MESSAGE = {op.name: op.refused for op in OPS if op.refused is not None}
 
 # Functions of floats whose result is a boolean: never differentiable, nothing to refuse.
-BOOLEAN = {"isnan", "isinf", "isfinite"}
+BOOLEAN = {op.name for op in OPS if op.boolean}
 
 # How many operands each primitive takes when called as a function (the rest: len(PARTIALS[op])).
-ARITY = {"round": (1, 2), "min": (2, None), "max": (2, None), "floor": (1, 1), "ceil": (1, 1),
-         "trunc": (1, 1), "frexp": (1, 1), "modf": (1, 1), "gamma": (1, 1), "lgamma": (1, 1)}
-
+ARITY = {op.name: op.arity for op in OPS if op.arity is not None}
 
 # Functions returning a tuple: refused where they are called, whatever their activity.
-TUPLE_RESULT = {"frexp", "modf"}
+TUPLE_RESULT = {op.name for op in OPS if op.tuple_result}
 
 
 def arity_problem(op: str, nargs: int) -> str | None:

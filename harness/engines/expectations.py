@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from ..errors import UnsupportedError
 from ..model import Case, Expectation
+from ..policy import State
 
 
 def expectation_for(case: Case, engine: str, mode: str | None = None) -> tuple[Expectation, str | None]:
@@ -58,6 +59,6 @@ def judge_engine_refusal(engine: str, expect: Expectation, error, state: str, me
     aliasing check inside device-side autodiff)."""
     if engine == "bundled" or not isinstance(error, UnsupportedError):
         return state, message
-    if expect.kind in ("pass", "xfail") or (expect.kind == "error" and state != "PASS"):
-        return "UNSUPPORTED", f"{engine} cannot run this: {error}"
+    if expect.kind in ("pass", "xfail") or (expect.kind == "error" and state != State.PASS):
+        return State.UNSUPPORTED, f"{engine} cannot run this: {error}"
     return state, message

@@ -25,6 +25,7 @@ import os
 import signal
 
 from ..model import ErrorRecord, Outcome
+from ..policy import State
 
 ISOLATE_ENV = "HARNESS_ISOLATE_ENGINES"
 PLANT_ENV = "HARNESS_PLANT_ENGINE_FAULT"
@@ -63,12 +64,12 @@ def judge_engine_fault(engine: str, outcome: Outcome, expect_state: str | None =
         return
     text = fault_text(outcome.error)
     if text is None:
-        if outcome.state == "XFAIL" and outcome.error is not None and expect_state != "ERROR":
-            outcome.state = "ERROR"
+        if outcome.state == State.XFAIL and outcome.error is not None and expect_state != State.ERROR:
+            outcome.state = State.ERROR
             outcome.message = (f"{outcome.error.type}: {outcome.error.message.strip()[:300]} (an exception, "
                                f"not the known wrong derivative the {engine} xfail stands for)")
         return
-    outcome.state = "ERROR"
+    outcome.state = State.ERROR
     outcome.error.category = FAULT_CATEGORY
     first = text.strip().splitlines()[0] if text.strip() else text
     outcome.message = (f"fault: {first} ({engine}, {outcome.mode} run; the device context of the process that "
@@ -89,7 +90,7 @@ def child_death(outcome: Outcome, engine: str, returncode: int, stderr: str) -> 
     message = (f"fault: the process running this {engine} {outcome.mode} run died with {how}"
                + (f"; it reported {named.splitlines()[-1].strip()}" if named else "")
                + "; later runs ran in fresh processes")
-    outcome.state = "ERROR"
+    outcome.state = State.ERROR
     outcome.message = message
     outcome.error = ErrorRecord("EngineProcessDied", message + (f"\nstderr ends:\n{tail}" if tail else ""),
                                 category=FAULT_CATEGORY)
@@ -100,14 +101,14 @@ def expected_death(outcome: Outcome, expect) -> Outcome:
     """A dead child's record judged against a known crash (an xfail with `crash: true`): XFAIL,
     whatever signal ended it; any other expectation keeps the ERROR."""
     if expect.kind == "xfail" and expect.crash:
-        outcome.state = "XFAIL"
+        outcome.state = State.XFAIL
         outcome.message = f"known bug ({expect.reason}): {outcome.message.removeprefix('fault: ')}"
     return outcome
 
 
 # ----------------------------------------------------------------------------- planted faults (tests)
 
-_sticky: str | None = None
+_sticky: str | None = None       # process-wide on purpose: a planted fault poisons the process, as a real one does
 
 
 def planted_fault(kernel_name: str) -> None:

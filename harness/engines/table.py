@@ -20,7 +20,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from ..policy import FAILING
+from ..policy import FAILING, State
 
 
 def _runs(paths: list[Path]) -> list[dict]:
@@ -45,7 +45,7 @@ def engine_rates(runs: list[dict]) -> dict[str, dict]:
                                                           "skip": 0})
         e["runs"] += 1
         s = r["state"]
-        key = "pass" if s == "PASS" else "fail" if s in FAILING else s.lower()
+        key = "pass" if s == State.PASS else "fail" if s in FAILING else s.lower()
         e[key if key in e else "fail"] += 1
     for e in rates.values():
         judged = e["runs"] - e["skip"]
@@ -54,7 +54,7 @@ def engine_rates(runs: list[dict]) -> dict[str, dict]:
 
 
 def _short(state: str) -> str:
-    return {"UNSUPPORTED": "UNSUP"}.get(state, state)
+    return {State.UNSUPPORTED: "UNSUP"}.get(state, state)
 
 
 def markdown(runs: list[dict]) -> str:
@@ -74,7 +74,7 @@ def markdown(runs: list[dict]) -> str:
         engine = r.get("engine", "bundled")
         label = r["mode"] + (f"-{r['dtype']}" if r.get("dtype") else "")
         cells[row][engine].append((label, r["state"]))
-        if r["state"] == "UNSUPPORTED" and engine != "bundled":
+        if r["state"] == State.UNSUPPORTED and engine != "bundled":
             reasons[row].setdefault(engine, r.get("message", "")[:160])
     lines += ["", "| case | variant | " + " | ".join(engines) + " |", "|---|---|" + "---|" * len(engines)]
     for row in sorted(cells):
@@ -114,7 +114,7 @@ def summary(runs: list[dict], full: Path, reports: list[str]) -> str:
     by_reason: Counter = Counter()
     for r in runs:
         engine = r.get("engine", "bundled")
-        if r["state"] == "UNSUPPORTED" and engine != "bundled":
+        if r["state"] == State.UNSUPPORTED and engine != "bundled":
             by_reason[(engine, refusal_reason(engine, r.get("message", "")))] += 1
     lines = []
     if by_reason:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.ops import spelled_by
 from ..errors import UnsupportedError
 from .adapter import Adapter, Arg
 from .limits import LIMITS
@@ -38,15 +39,7 @@ class TaichiTarget(Target):
 
     def __init__(self, block_level: bool = False):
         self.block_level = block_level       # ti.simt.block exists on GPU backends only
-    math = {
-        "sin": "ti.sin({0})", "cos": "ti.cos({0})", "tan": "ti.tan({0})", "asin": "ti.asin({0})",
-        "acos": "ti.acos({0})", "tanh": "ti.tanh({0})", "exp": "ti.exp({0})", "log": "ti.log({0})",
-        "sqrt": "ti.sqrt({0})", "atan2": "ti.atan2({0}, {1})", "pow": "({0} ** {1})", "abs": "ti.abs({0})",
-        "fabs": "ti.abs({0})", "log2": "ti.math.log2({0})",
-        # Taichi has no atan, hypot, log1p or expm1: the port spells them out, as a user porting would.
-        "atan": "ti.atan2({0}, {one})", "hypot": "ti.sqrt({0} * {0} + {1} * {1})",
-        "log1p": "ti.log({one} + {0})", "expm1": "(ti.exp({0}) - {one})",
-    }
+    math = spelled_by("taichi")    # the op table's Taichi spellings (harness/engine/ops.py)
 
     hoist_locals = True      # a Taichi variable lives in the block that first assigns it
     single_return = True     # Taichi refuses a return inside a non-static if
@@ -149,6 +142,7 @@ class TaichiTarget(Target):
         return f"ti.{name}({a}, {b})"
 
 
+# process-wide: ti.init configures the Taichi runtime of the whole process and may run once
 _initialized = None
 AD_STACK_SIZE = 1024
 

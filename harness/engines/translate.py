@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..engine.ops import OPS
 from ..errors import UnsupportedError
 from .limits import MISSING_MATH, refusal
 
@@ -118,10 +119,8 @@ class Source:
         return None
 
 
-MATH_FUNCTIONS = {getattr(math, n): n for n in (
-    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "erf", "erfc", "fabs", "floor", "ceil",
-    "atan2", "hypot", "pow", "lgamma", "copysign", "fmod", "trunc", "cbrt")}
+# the math functions the translator recognises (the op table's `translated`), then the builtins it maps
+MATH_FUNCTIONS = {getattr(math, op.name): op.name for op in OPS if op.translated}
 MATH_FUNCTIONS.update({abs: "abs", min: "min", max: "max"})
 CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, np.int64: INT}
 

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ..engine.ops import spelled_by
 from ..errors import UnsupportedError
 from .adapter import Adapter, Arg
 from .limits import LIMITS
@@ -35,15 +36,7 @@ _ELEM = {F32: "wp.float32", F64: "wp.float64", BOOL: "wp.bool",
 class WarpTarget(Target):
     name = "Warp"
     system = "warp"
-    math = {
-        "sin": "wp.sin({0})", "cos": "wp.cos({0})", "tan": "wp.tan({0})", "asin": "wp.asin({0})",
-        "acos": "wp.acos({0})", "atan": "wp.atan({0})", "sinh": "wp.sinh({0})", "cosh": "wp.cosh({0})",
-        "tanh": "wp.tanh({0})", "exp": "wp.exp({0})", "log": "wp.log({0})", "log2": "wp.log2({0})",
-        "log10": "wp.log10({0})", "sqrt": "wp.sqrt({0})", "erf": "wp.erf({0})", "erfc": "wp.erfc({0})",
-        "atan2": "wp.atan2({0}, {1})", "pow": "wp.pow({0}, {1})", "abs": "wp.abs({0})", "fabs": "wp.abs({0})", "cbrt": "wp.cbrt({0})",
-        # Warp has no hypot, log1p or expm1: the port spells them out, as a user porting would.
-        "hypot": "wp.sqrt({0} * {0} + {1} * {1})", "log1p": "wp.log({one} + {0})", "expm1": "(wp.exp({0}) - {one})",
-    }
+    math = spelled_by("warp")      # the op table's Warp spellings (harness/engine/ops.py)
 
     def module_header(self):
         return ["import warp as wp"]

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import yaml
 
-from ..policy import BUG_STATES
+from ..policy import BUG_STATES, State
 from .grammar import FuzzKernel, generate
 
 REFUSALS = ("UnsupportedError", "ActivityError")
-WRONG = BUG_STATES - {"ERROR"}                             # a wrong gradient; an ERROR is a crash
+WRONG = BUG_STATES - {State.ERROR}                             # a wrong gradient; an ERROR is a crash
 
 
 @dataclass
@@ -138,13 +138,13 @@ from ..oracles.checks import PRECISION_DIVERGES  # noqa: E402  (float32 and floa
 
 
 def classify(outcome) -> tuple[str, str]:
-    if outcome.state == "PASS":
+    if outcome.state == State.PASS:
         return "pass", ""
-    if outcome.state == "FAIL" and (NON_SMOOTH in outcome.message or PRECISION_DIVERGES in outcome.message) \
+    if outcome.state == State.FAIL and (NON_SMOOTH in outcome.message or PRECISION_DIVERGES in outcome.message) \
             and MODES_DISAGREE not in outcome.message:
         return "inconclusive", outcome.message
     err = outcome.error
-    if err is not None and err.type in REFUSALS and outcome.state == "ERROR":
+    if err is not None and err.type in REFUSALS and outcome.state == State.ERROR:
         return "refusal", refusal_reason(err.message)
     if outcome.state in WRONG:
         return "wrong-gradient", outcome.message

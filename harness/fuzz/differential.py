@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from ..policy import State
 from .campaign import Tally, classify, write_kernel
 from .grammar import FuzzKernel, generate
 
@@ -93,7 +94,7 @@ class DifferentialFuzzer:
                 outcome = self.runner.execute(run)
                 tally.runs += 1
                 kind, why = classify(outcome)
-                if kind == "crash" and outcome.state == "UNSUPPORTED":    # an adapter's refusal
+                if kind == "crash" and outcome.state == State.UNSUPPORTED:    # an adapter's refusal
                     kind, why = "refusal", _reason(why)
                 tally.engine_runs[f"{run.engine} {kind}"] += 1
                 results[(run.engine, run.mode, run.dtype)] = (kind, why, run.name)

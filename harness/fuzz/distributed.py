@@ -23,6 +23,7 @@ from .campaign import Tally
 
 ALLOWED_FAILURES = 2        # worker deaths a seed may cause before it is recorded instead of retried
 KILL_ENV = "HARNESS_FUZZ_PLANT_KILL"    # tests: seeds (comma-separated) whose task kills its worker
+# per worker process: a pool worker keeps its fuzzer (and its compiled kernels) across the seeds it is given
 _fuzzers: dict = {}
 
 

@@ -17,6 +17,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from harness.engine.ops import OPS
+
 # Unary rules on any real argument `{0}` (an atom): bounded, inside every domain, away from kinks.
 UNARY = [
     "math.sin({0})", "math.cos({0})", "math.tanh({0})", "math.atan({0})", "math.erf({0})",
@@ -43,8 +45,7 @@ COMPARE = ["<", ">", "<=", ">="]
 # system has a scalar kernel argument's adjoint), and only the math functions both translate.
 # What they still refuse of it (Taichi's while/break/continue, atomics, ...) is counted as refusals.
 PROFILES = ("bundled", "adapters")
-PORTABLE_MATH = frozenset({"sin", "cos", "tan", "asin", "acos", "atan", "tanh", "exp", "expm1", "log", "log1p",
-                           "sqrt", "atan2", "hypot", "pow", "fabs"})
+PORTABLE_MATH = frozenset(op.name for op in OPS if op.math and op.warp and op.taichi and op.fuzz_adapters)
 
 
 def _portable(template: str) -> bool:

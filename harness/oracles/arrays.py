@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+# process-wide: an array type's module (numpy, cupy, ...) is a fact of the installed packages, registered at import
 _MODULES: dict[type, object] = {}
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from ..policy import STATES
+from ..policy import STATES, State
 from .matrix import ReleaseMatrix
 
 _CSS = Path(__file__).resolve().parent.parent / "report" / "templates" / "report.css"
 # the same colours as the report's .s-STATE classes, for the chart's bars
-_FILL = {"PASS": "#2da44e", "FAIL": "#cf222e", "ZERO": "#fb8f44", "NONDET": "#8250df", "ERROR": "#82071e",
-         "XFAIL": "#d4a72c", "XPASS": "#218bff", "UNSUPPORTED": "#afb8c1", "SKIP": "#eaeef2"}
+_FILL = {State.PASS: "#2da44e", State.FAIL: "#cf222e", State.ZERO: "#fb8f44", State.NONDET: "#8250df",
+         State.ERROR: "#82071e", State.XFAIL: "#d4a72c", State.XPASS: "#218bff", State.UNSUPPORTED: "#afb8c1",
+         State.SKIP: "#eaeef2"}
 
 
 def chart(matrix: ReleaseMatrix, bar: int = 26, height: int = 160) -> str:

@@ -15,14 +15,14 @@ from pathlib import Path
 import yaml
 
 from harness.model import Outcome
-from harness.policy import ORACLE_STATES, PASSING
+from harness.policy import ORACLE_STATES, PASSING, State
 
 UNCATEGORIZED = "uncategorized"
 DEFAULT_RULES_PATH = Path(__file__).with_name("categories.yaml")
 # Runs that passed (an expected error raised, an expected refusal, a skip) have nothing wrong with
 # them, so they get no category even when they carry the error they expected. A known bug (XFAIL)
 # is categorized: it is a failure, only an expected one.
-_UNCATEGORIZED_STATES = PASSING - {"XFAIL"}
+_UNCATEGORIZED_STATES = PASSING - {State.XFAIL}
 # A failing oracle that names the failure better than the run's state does (an XFAIL's known bug),
 # by rank as in the policy.
 _STATE_OF_ORACLE = tuple(ORACLE_STATES.items())
@@ -118,9 +118,9 @@ def category_subject(outcome: Outcome) -> tuple[str, str]:
     if outcome.error is not None:
         return outcome.error.type or "", outcome.error.message or ""
     state = outcome.state
-    if state == "XFAIL":
+    if state == State.XFAIL:
         failed = {v.name for v in outcome.oracles if v.verdict == "fail"}
-        state = next((s for name, s in _STATE_OF_ORACLE if name in failed), "FAIL")
+        state = next((s for name, s in _STATE_OF_ORACLE if name in failed), State.FAIL)
     return state, outcome.message or ""
 
 

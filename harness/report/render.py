@@ -34,13 +34,13 @@ from harness.labels import pair_labels
 from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
 from harness.report import svg
 from harness.report.categories import CategoryRule, categorize_outcome, load_rules
-from harness.policy import QUIET
+from harness.policy import QUIET, State
 from harness.report.compare import (BAD_STATES, DEFAULT_ENGINE, Change, ResultsDiff, compare, engine_of,
                                     latest_by_key, run_key)
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 _BACKEND_ORDER = ("sim", "ptx", "cuda")
-_PLOT_STATES = BAD_STATES | {"XFAIL"}
+_PLOT_STATES = BAD_STATES | {State.XFAIL}
 _COMPACT_STATES = QUIET
 _SOURCE_EMBED_LIMIT = 64 * 1024          # bytes of one generated source shown in the page
 _SOURCE_TOTAL_LIMIT = 3 * 1024 * 1024    # bytes of all embedded sources together
@@ -178,7 +178,7 @@ def short_dtype(dtype: str) -> str:
     return dtype.replace("float", "f").replace("uint", "u").replace("int", "i").replace("complex", "c")
 
 
-_SHORT_STATE = {"UNSUPPORTED": "UNSUP"}
+_SHORT_STATE = {State.UNSUPPORTED: "UNSUP"}
 
 
 @dataclass(frozen=True)
@@ -596,6 +596,7 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+# process-wide: the templates of the installed package, loaded once; rendering keeps no state in it
 _ENV: jinja2.Environment | None = None
 
 
