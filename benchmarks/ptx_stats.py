@@ -8,7 +8,8 @@ assembled for the register count. Run from the project root:
 Columns: PTX instructions; float64 arithmetic; float32 <-> float64 conversions; divisions and
 reciprocals; calls (libdevice's out-of-line paths, e.g. a float64 pow); argument reductions of
 sin/cos (`trig_reductions`); loads of the kernel's arrays after its first floating-point
-arithmetic (`late_loads`); registers. `--dump DIR` writes each kernel's PTX there.
+arithmetic (`late_loads`); per-thread local memory in bytes (`local_bytes`: the tape of a dynamic
+loop) and the local loads and stores that use it (`local_ld_st`); atomics; barriers; registers. `--dump DIR` writes each kernel's PTX there.
 
 ptxas older than the NVVM that wrote the PTX refuses its `.version`; the PTX is assembled with
 the version lowered to ptxas's own, which is fine for these kernels (no newer instructions).
@@ -38,6 +39,9 @@ def counts(ptx: str) -> dict:
             "cvt_f32_f64": sum(1 for ln in ops if re.match(r"cvt(\.\w+)*\.(f32\.f64|f64\.f32)\b", ln)),
             "div_rcp": sum(1 for ln in ops if re.match(r"(div|rcp)\.", ln)),
             "calls": facts["calls"], "trig_reductions": facts["trig_reductions"], "late_loads": facts["late_loads"],
+            "local_bytes": facts["local_memory"],
+            "local_ld_st": sum(1 for ln in ops if re.match(r"(ld|st)\.local\b", ln)),
+            "atomics": facts["atomics"], "barriers": facts["barriers"],
             "registers": registers(ptx)}
 
 
@@ -75,10 +79,17 @@ def kernels(only: list[str] | None):
         for mode in ("forward", "reverse"):
             plan, _ = engine.prepare(kernel, config, b.wrapped(values, mode), mode)
             yield b.name, mode, "generated", plan.ptx
-            for label, fname in b.hand.get(mode, {}).items():
-                first = fname if isinstance(fname, str) else fname[0]
-                ptx, _ = cuda.compile_ptx(getattr(reference, first), plan.signature, cc=(9, 0))
-                yield b.name, mode, label, ptx
+            for label, fnames in b.hand.get(mode, {}).items():
+                # a hand-written adjoint in several kernels (the matrix product's dA, dB and primal)
+                # gives one row per kernel; each takes the leading arguments of the generated
+                # kernel's signature (the generated reverse adds its tape-overflow flag at the end)
+                names = [fnames] if isinstance(fnames, str) else list(fnames)
+                for fname in names:
+                    fn = getattr(reference, fname)
+                    arity = fn.__code__.co_argcount
+                    signature = tuple(plan.signature)[:arity]
+                    ptx, _ = cuda.compile_ptx(fn, signature, cc=(9, 0))
+                    yield b.name, mode, label if len(names) == 1 else f"{label}:{fname}", ptx
 
 
 def main(argv=None) -> int:
@@ -88,14 +99,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     only = args.only.split(",") if args.only else None
     columns = ("instructions", "f64_arith", "cvt_f32_f64", "div_rcp", "calls", "trig_reductions", "late_loads",
-               "registers")
-    print(f"{'benchmark':22s} {'mode':8s} {'kernel':24s} " + " ".join(f"{c:>15s}" for c in columns))
+               "local_bytes", "local_ld_st", "atomics", "barriers", "registers")
+    print(f"{'benchmark':16s} {'mode':8s} {'kernel':36s} " + " ".join(f"{c:>12s}" for c in columns))
     for name, mode, label, ptx in kernels(only):
         if args.dump:
             args.dump.mkdir(parents=True, exist_ok=True)
             (args.dump / f"{name}__{mode}__{label}.ptx").write_text(ptx)
         row = counts(ptx)
-        print(f"{name:22s} {mode:8s} {label:24s} " + " ".join(f"{str(row[c]):>15s}" for c in columns), flush=True)
+        print(f"{name:16s} {mode:8s} {label:36s} " + " ".join(f"{str(row[c]):>12s}" for c in columns), flush=True)
     return 0
 
 

@@ -214,3 +214,101 @@ def column_tiles_2d(out, a):
         cuda.syncthreads()
     if y < out.shape[0] and x < out.shape[1]:
         out[y, x] = acc
+
+
+# Shared tiles the reverse sweep replays (harness/engine/shared_replay.py) and their siblings that
+# keep the tape: the gradient must be right either way.
+
+def tile_loop_nested_dynamic(out, x, n):
+    """A tile staged every iteration (zeroed, then loaded where in range), read by a loop over
+    blockDim.x nested in the tile loop (the n-body form): the reverse sweep replays the tile."""
+    tile = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    p = x[i] if i < n else 0.0
+    acc = 0.0
+    for start in range(0, n, cuda.blockDim.x):
+        tile[t] = 0.0
+        if start + t < n:
+            tile[t] = x[start + t]
+        cuda.syncthreads()
+        for k in range(cuda.blockDim.x):
+            d = tile[k] - p
+            acc += d * d * tile[k]
+        cuda.syncthreads()
+    if i < n:
+        out[i] = acc
+
+
+def tile_index_in_the_loop(out, x, rounds):
+    """The tile's index is computed inside the loop but is the same every iteration; the stored
+    value comes from a carried register, so the replay needs the restored register."""
+    tile = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = x[i] if i < x.shape[0] else 0.0
+    for r in range(rounds):
+        k = t % 32
+        tile[k] = v * v
+        cuda.syncthreads()
+        v = 0.5 * v + tile[(k + 3) % 32] * 0.25
+        cuda.syncthreads()
+    if i < x.shape[0]:
+        out[i] = v
+
+
+def tile_stored_under_condition(out, x, rounds):
+    """Sibling that keeps the tape: each round writes its element only where (t + r) % 3 != 0, so a
+    round reads elements the round before wrote (a replay of one round alone would not rebuild them)."""
+    tile = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = x[i] if i < x.shape[0] else 0.0
+    tile[t] = 0.0
+    cuda.syncthreads()
+    for r in range(rounds):
+        if (t + r) % 3 != 0:
+            tile[t] = v * (r + 1)
+        cuda.syncthreads()
+        v = 0.5 * v + 0.25 * tile[(t + 1) % 32] * v
+        cuda.syncthreads()
+    if i < x.shape[0]:
+        out[i] = v
+
+
+def tile_index_moves(out, x, rounds):
+    """Sibling that keeps the tape: a 32-thread block writes half of a 64-element tile, a different
+    half each round, and reads elements the round before wrote."""
+    tile = cuda.shared.array(64, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = x[i] if i < x.shape[0] else 0.0
+    tile[t] = 0.0
+    tile[t + 32] = 0.0
+    cuda.syncthreads()
+    for r in range(rounds):
+        tile[(t + 8 * r) % 64] = v
+        cuda.syncthreads()
+        v = v * 0.5 + tile[t] * tile[(t + 40) % 64]
+        cuda.syncthreads()
+    if i < x.shape[0]:
+        out[i] = v
+
+
+def tile_read_before_store(out, x, rounds):
+    """Sibling that keeps the tape: each round reads its own element of the previous round's tile
+    before storing the new one."""
+    tile = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = x[i] if i < x.shape[0] else 0.0
+    tile[t] = v
+    cuda.syncthreads()
+    for r in range(rounds):
+        w = tile[t]
+        tile[t] = w * v
+        cuda.syncthreads()
+        v = v + 0.25 * tile[(t + 1) % 32]
+        cuda.syncthreads()
+    if i < x.shape[0]:
+        out[i] = v

@@ -8,10 +8,16 @@ import pytest
 
 from tests.conftest import ROOT
 
-# The engine's known limit (docs/engine.md, shared memory): a shared tile read inside a loop nested in a
-# dynamic loop is refused in reverse mode, so the n-body bench's generated reverse does not exist yet;
-# strict, so this fails the day it does and the comparison takes over.
-REFUSED = {("nbody_tiles", "reverse"): "shared tile read in a nested loop: refused in reverse mode"}
+# Benchmarks whose generated kernel the engine refuses in a mode, with the reason: a strict xfail, so
+# the test fails the day the engine differentiates it and the comparison takes over. None now (the
+# n-body tile loop's reverse replays its shared tiles since the engine recomputes them).
+REFUSED: dict = {}
+# Relative tolerance of the generated-vs-hand comparison, per bench (default 2e-5). The n-body
+# adjoint sums 150 float32 terms of 1/r^3 size with cancellation, in a different order in each
+# kernel (the generated one through atomics into shared shadows, the hand one as a gather): on the
+# simulator both are within 7e-5 relative of the float64 central-difference gradient, and 7.7e-5
+# of each other.
+RTOL = {"nbody_tiles": 2e-4}
 
 
 def _param(b, mode, label):
@@ -53,7 +59,7 @@ def test_hand_written_kernel_matches_generated(launching_backend, engine, bench,
         for what, a, b in (("value", v, hv), ("shadow", s, hs)):
             if a is None or not backend.is_array(a):
                 continue
-            np.testing.assert_allclose(backend.to_host(b), backend.to_host(a), rtol=2e-5, atol=2e-5,
+            np.testing.assert_allclose(backend.to_host(b), backend.to_host(a), rtol=RTOL.get(bench.name, 2e-5), atol=2e-5,
                                        err_msg=f"{bench.name} {mode} {label}: {name} {what}")
     if gen.active_out is not None:
         np.testing.assert_allclose(backend.to_host(hand_bound.active_out), backend.to_host(gen.active_out),
@@ -158,3 +164,14 @@ def test_block_level_hand_adjoints_against_closed_forms(launching_backend):
     got = [backend.to_host(v) for v in args]
     np.testing.assert_allclose(got[3], dx + 2 * x * dout[0], rtol=1e-5)
     np.testing.assert_allclose(got[0], out + (x.astype(np.float64) ** 2).sum(), rtol=1e-5)
+
+
+def test_tile_loop_benches_get_a_tape_for_every_tile():
+    """`harness bench` times a reverse sweep that replays every tile: at 2^26 the matrix product
+    walks 2048 / 16 = 128 tiles and the n-body loop 16,384 / 64 = 256, past the default tape of 64
+    iterations (which would leave the last tiles unreplayed); other benches keep the default."""
+    from harness.bench.suite import BENCHES
+    sizes = {b.name: b.tape_size(1 << 26, 64) for b in BENCHES}
+    assert sizes.pop("tiled_matmul") == 128
+    assert sizes.pop("nbody_tiles") == 256
+    assert set(sizes.values()) == {64}

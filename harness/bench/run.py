@@ -1,6 +1,7 @@
 """Run the benchmark set on the CUDA backend and tabulate ratios measured in one run."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -48,6 +49,7 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
 
     backend = get_backend("cuda")
     engine = Engine(backend, options)         # options: EngineOptions (None: the defaults)
+    engines = {}                              # tape_size -> an engine with that tape (tile loops)
     n = 1 << log2n
     src, dst = cp.ones(n, np.float32), cp.zeros(n, np.float32)
     t_copy = event_time(lambda: cp.copyto(dst, src), repeats)
@@ -68,9 +70,16 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
                 jax_t = _jax_times(b, host, repeats)
             except Exception as exc:          # a reference that cannot run is reported, not fatal
                 row["jax_error"] = f"{type(exc).__name__}: {exc}"
+        tape = b.tape_size(n, engine.options.tape_size)
+        if tape not in engines:
+            engines[tape] = engine if tape == engine.options.tape_size else \
+                Engine(backend, dataclasses.replace(engine.options, tape_size=tape))
         for mode in MODES:
             try:
-                bound = engine.bind(kernel, config, *b.wrapped(values, mode), mode=mode)
+                # one checked launch first: a refusal, a fault or a tape overflow (a reverse sweep
+                # that would replay only part of the loop) is the row's result, not a timing
+                engines[tape].launch(kernel, config, *b.wrapped(values, mode), mode=mode)
+                bound = engines[tape].bind(kernel, config, *b.wrapped(values, mode), mode=mode)
             except UnsupportedError as exc:   # a refusal is the row's result, not the end of the table
                 row["modes"][mode] = {"error": f"{type(exc).__name__}: {exc}"}
                 continue

@@ -33,6 +33,7 @@ class Bench:
     cap: int = 0                          # most elements (square: side * side; bodies: m) however large n is
     library: dict = field(default_factory=dict)  # mode -> {label: function of libref.py} (cuBLAS through cupy)
     test_n: int = 150                     # the size tests/test_bench.py checks the hand kernels at
+    tile_loop: bool = False               # its dynamic loop walks one tile per block of the grid's x axis
 
     def size(self, n: int) -> int:
         """The side of the matrices (square) or the number of elements (1d), n capped."""
@@ -52,6 +53,12 @@ class Bench:
             g = -(-k // TILE)
             return LaunchConfig.of((g, g), (TILE, TILE))
         return LaunchConfig.threads(k, block or self.block)
+
+    def tape_size(self, n: int, default: int) -> int:
+        """The engine's tape_size for the generated reverse at size n: a tile loop runs one
+        iteration per block of the grid's x axis, and its reverse sweep replays every one (a
+        shorter tape would leave the last iterations unreplayed: an incomplete derivative)."""
+        return max(default, self.config(n).grid[0]) if self.tile_loop else default
 
     def values(self, xp, n: int, seed: int = 0) -> dict:
         """name -> (value, shadow or None): float32 arrays of n elements, small coefficient arrays."""
@@ -147,7 +154,7 @@ BENCHES = (
           {"forward": {"hand": "tiled_matmul_forward"},
            "reverse": {"hand": ("tiled_matmul_reverse_dA", "tiled_matmul_reverse_dB", "tiled_matmul_reverse_primal")}},
           library={"reverse": {"cupy_matmul_pair": "matmul_reverse_pair"}},
-          geometry="square", cap=2048 * 2048, test_n=40 * 40,
+          geometry="square", cap=2048 * 2048, test_n=40 * 40, tile_loop=True,
           note="C = A B, 2048 x 2048 float32; the hand adjoint is tiled like the primal (dA = dC B^T, dB = A^T dC)"),
     Bench("tree_sum_while", "kernels/tiled.py:tree_sum_while",
           (("out", "small:1", "duplicated"), ("x", "n", "duplicated")),
@@ -155,7 +162,7 @@ BENCHES = (
     Bench("nbody_tiles", "kernels/tiled.py:nbody_accel",
           (("pos", "bodies3", "duplicated"), ("mass", "bodies", "const"), ("acc", "bodies3", "duplicated")),
           {"reverse": {"hand": ("nbody_accel_reverse", "nbody_accel_reverse_consume")}},
-          jax="nbody", block=64, cap=16384, test_n=150,
+          jax="nbody", block=64, cap=16384, test_n=150, tile_loop=True,
           note="16,384 bodies, O(n^2) pairs in tiles of 64 through shared memory"),
 )
 

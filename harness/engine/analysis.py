@@ -13,6 +13,7 @@ from ..core.errors import ActivityError, UnsupportedError
 from .ir import Atomic, Assign, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
 from .rules import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from .types import is_float
+from .shared_replay import replayed_shared
 
 DIFFERENTIABLE = ("duplicated", "duplicated_no_need", "batch_duplicated", "active")
 SHUFFLES = ("shfl", "shfl_up", "shfl_down", "shfl_xor")      # args: (mask, value, lane or delta)
@@ -123,35 +124,41 @@ def mark_taped_loads(ir: KernelIR) -> None:
     cannot recompute goes on the tape, per iteration: a load from an array the kernel also writes
     (the array holds its final values by then) and the old value an atomic returned (the atomic
     is a store, not replayed). Everything else in an iteration is recomputed from the taped
-    registers and loads."""
+    registers and loads. A shared tile that a block-uniform loop stages and then reads
+    (shared_replay.py) is the exception: the replay stores the iteration's tile again, so its
+    reads, nested loops included, read shared memory instead of the tape."""
     stored = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
     used = _used_atoms(ir)
 
-    def replay_needs_tape(t) -> str | None:
-        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored:
+    def replay_needs_tape(t, replayed) -> str | None:
+        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored \
+                and t.expr.array not in replayed:
             return f"'{t.expr.array}' is read in a nested loop and written by the kernel"
         if isinstance(t, Atomic) and t.target in used:
             return f"the value returned by cuda.atomic.{t.op} is used in a nested loop"
         return None
 
-    def visit(stmts, depth):
+    def visit(stmts, depth, replayed):
         for s in stmts:
             if isinstance(s, If):
-                visit(s.body, depth)
-                visit(s.orelse, depth)
+                visit(s.body, depth, replayed)
+                visit(s.orelse, depth, replayed)
             elif isinstance(s, Loop):
+                if depth == 0:
+                    s.replayed_shared = replayed_shared(ir, s)
+                inner_replayed = replayed | s.replayed_shared
                 for inner in list(s.header) + list(s.body):
                     for t in walk([inner]):
-                        why = replay_needs_tape(t)
+                        why = replay_needs_tape(t, inner_replayed)
                         if why is None:
                             continue
                         if depth > 0 or any(t is x for x in _nested_loop_stmts(s)):
                             raise UnsupportedError(f"{why}: the reverse sweep cannot replay that value",
                                                    file=file_of(ir, t), line=t.line)
                         s.taped_loads.add(t.target)
-                visit(s.body, depth + 1)
+                visit(s.body, depth + 1, inner_replayed)
 
-    visit(ir.body, 0)
+    visit(ir.body, 0, frozenset())
 
 
 def _nested_loop_stmts(loop: Loop):

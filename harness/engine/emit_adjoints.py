@@ -143,8 +143,8 @@ def accumulate(em: EmitState, array: str, lane: int, index, value: str):
 
 def replay_iteration(em: EmitState, s: Loop, tape_index: str):
     """In a dynamic loop's reverse sweep: recompute one iteration's values from the tape."""
-    emit_loops.replay_block(em, s.header, tape_index, stores=False)
-    emit_loops.replay_block(em, s.body, tape_index, stores=False)
+    emit_loops.replay_block(em, s.header, tape_index, stores=False, loop=s)
+    emit_loops.replay_block(em, s.body, tape_index, stores=False, loop=s)
 
 
 def tape_index(em: EmitState, s: Loop) -> str:

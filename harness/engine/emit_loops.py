@@ -155,7 +155,8 @@ def rerun_iterations(em: EmitState, s: Loop, count: str):
 
 def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | None = None, loop: Loop | None = None):
     """Primal statements. With tape_index, taped loads come from the tape instead of memory;
-    with record, taped loads are also written to it; stores only when `stores`."""
+    with record, taped loads are also written to it; stores only when `stores`, but for the
+    stores to `loop`'s recomputed shared tiles (shared_replay.py), which every replay rebuilds."""
     for s in stmts:
         if isinstance(s, Loop):
             loop_sweep(em, s, stores)
@@ -167,7 +168,7 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
         elif isinstance(s, Atomic) and s.target in em.taped_loads and tape_index is not None:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
         elif isinstance(s, (Store, Atomic)):
-            if stores:
+            if stores or (isinstance(s, Store) and loop is not None and s.array in loop.replayed_shared):
                 emit_primal.primal(em, s)
             if stores and record and isinstance(s, Atomic) and s.target in loop.taped_loads:
                 em.line(f"if {record} < {em.options.tape_size}:")
@@ -189,6 +190,9 @@ def reverse_loop(em: EmitState, s: Loop):
         em.emitters["loop-jacobian"](em, s)
         return
     n, r = f"_n{s.id}", f"_r{s.id}"
+    if s.replayed_shared:
+        # the replay overwrites the shared tiles; other threads may still read the last one
+        em.line("cuda.syncthreads()" + em.comment_line(s.line) + " (before the tiles are replayed)")
     em.line(f"for {r} in range(min({n}, {em.options.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
     em.depth += 1
     tape = em.emitters["tape-index"](em, s)

@@ -114,6 +114,7 @@ class Loop:
     header: list = field(default_factory=list)
     cond: Atom | None = None
     taped_loads: set = field(default_factory=set)    # SSA names of loads replayed from the tape
+    replayed_shared: set = field(default_factory=set)  # shared arrays whose stores the reverse sweep replays
 
 
 @dataclass
