@@ -10,12 +10,10 @@ from html import escape
 from pathlib import Path
 
 from ..policy import STATES
+from ..report.state_chart import STATE_FILL
 from .matrix import ReleaseMatrix
 
 _CSS = Path(__file__).resolve().parent.parent / "report" / "templates" / "report.css"
-# the same colours as the report's .s-STATE classes, for the chart's bars
-_FILL = {"PASS": "#2da44e", "FAIL": "#cf222e", "ZERO": "#fb8f44", "NONDET": "#8250df", "ERROR": "#82071e",
-         "XFAIL": "#d4a72c", "XPASS": "#218bff", "UNSUPPORTED": "#afb8c1", "SKIP": "#eaeef2"}
 
 
 def chart(matrix: ReleaseMatrix, bar: int = 26, height: int = 160) -> str:
@@ -37,7 +35,7 @@ def chart(matrix: ReleaseMatrix, bar: int = 26, height: int = 160) -> str:
             h = height * n / total
             y -= h
             parts.append(f'<rect class="seg s-{state}" x="{x}" y="{y:.1f}" width="{bar}" height="{h:.1f}" '
-                         f'fill="{_FILL[state]}"><title>{escape(v)}: {n} {state}</title></rect>')
+                         f'fill="{STATE_FILL[state]}"><title>{escape(v)}: {n} {state}</title></rect>')
         parts.append(f'<text x="{x + bar / 2}" y="{height + 12}" font-size="10" text-anchor="end" '
                      f'transform="rotate(-45 {x + bar / 2} {height + 12})">{escape(v)}</text>')
     parts.append("</svg>")
