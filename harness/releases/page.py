@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..policy import STATES
 from ..report.state_chart import STATE_FILL
+from ..report.svg import text_width
 from .matrix import ReleaseMatrix
 
 _CSS = Path(__file__).resolve().parent.parent / "report" / "templates" / "report.css"
@@ -20,7 +21,10 @@ def chart(matrix: ReleaseMatrix, bar: int = 26, height: int = 160) -> str:
     """Inline SVG: one stacked bar per release, a segment per state, its count in the tooltip."""
     versions = matrix.versions
     total = max((sum(matrix.counts(v).values()) for v in versions), default=0) or 1
-    left, bottom, gap = 36, 40, 10
+    # version labels are turned by 45 degrees: each reaches its length / sqrt(2) left and down
+    slant = max((text_width(v) for v in versions), default=0.0) / 2 ** 0.5
+    left = round(max(36.0, slant - bar / 2 + 4))
+    bottom, gap = round(slant + 18), 10
     width = left + len(versions) * (bar + gap) + 10
     parts = [f'<svg class="releases-chart" role="img" width="{width}" height="{height + bottom}" '
              f'viewBox="0 0 {width} {height + bottom}" aria-label="states per release of {escape(matrix.engine)}">']
