@@ -284,6 +284,7 @@ class RunView:
             lines.append(f"compile jobs: {jobs_line(self.job_tree)}")
         if o.ptx:
             lines.append(f"PTX facts: {ptx_line(o.ptx)}")
+        lines += [f"{engine_of(o)} warned: {w}" for w in o.engine_warnings]
         lines += [f"generated kernel ({src.mode}): {src.path}" + (f" ({src.note})" if src.note else "")
                   for src in self.sources]
         if not self.sources:
