@@ -72,12 +72,16 @@ def step_plot(metrics: dict, width: int = 260, height: int = 150) -> Markup | No
              f'<title>tolerance: a stage below this line passed</title></line>']
     path = " ".join(f"{px(s):.1f},{py(e):.1f}" for _, s, e in sorted(points, key=lambda p: p[1]))
     parts.append(f'<polyline points="{path}" class="trend"/>')
-    for stage, step, error in points:
+    # Neighbouring stages sit close (h and h/2): their names go above and below in turn.
+    for k, (stage, step, error) in enumerate(sorted(points, key=lambda p: p[1])):
         x, y = px(step), py(error)
-        anchor, dx = ("end", -6) if x + 6 + text_width(stage) > width else ("start", 6)
+        anchor, dx = ("end", -4) if x - 4 + text_width(stage) > width else ("start", -4)
+        dy = -6 if k % 2 == 0 else 13
+        if not top + 8 <= y + dy <= top + plot_h:           # keep the name inside the frame
+            dy = 13 if dy < 0 else -6
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" class="pt{" ok" if error <= 1 else ""}">'
                      f'<title>{escape(stage)}: step {step:.3g}, error {error:.3g} x tolerance</title></circle>'
-                     f'<text x="{x + dx:.1f}" y="{y - 5:.1f}" class="tick" text-anchor="{anchor}">{escape(stage)}</text>')
+                     f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" class="tick" text-anchor="{anchor}">{escape(stage)}</text>')
     base = top + plot_h
     parts += [f'<text x="{left - 3}" y="{base}" class="tick" text-anchor="end">{y_labels[0]}</text>',
               f'<text x="{left - 3}" y="{top + 8}" class="tick" text-anchor="end">{y_labels[1]}</text>',
