@@ -13,7 +13,12 @@ from harness.report.svg import text_width
 # The report's state colours (report.css, .s-STATE), as fills: a state looks the same everywhere.
 STATE_FILL = {"PASS": "#2da44e", "FAIL": "#cf222e", "ZERO": "#fb8f44", "NONDET": "#8250df", "ERROR": "#82071e",
               "XFAIL": "#d4a72c", "XPASS": "#218bff", "UNSUPPORTED": "#afb8c1", "SKIP": "#eaeef2"}
-_DARK_TEXT = frozenset({"UNSUPPORTED", "SKIP", "XFAIL", "ZERO"})   # light fills carry dark numbers
+
+
+def text_colour(fill: str) -> str:
+    """Dark numbers on light fills, white on dark ones (relative luminance of an #rrggbb fill)."""
+    r, g, b = (int(fill[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return "#1f2328" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "#fff"
 
 
 def state_bars(rows: Iterable[tuple[str, Counter]], width: int = 720) -> Markup:
@@ -41,12 +46,11 @@ def state_bars(rows: Iterable[tuple[str, Counter]], width: int = 720) -> Markup:
                 continue
             w = plot_w * n / total
             parts.append(f'<rect x="{x:.1f}" y="{top}" width="{w:.1f}" height="{bar_h}" '
-                         f'fill="{STATE_FILL.get(state, "#ddd")}" data-state="{escape(state)}">'
+                         f'fill="{STATE_FILL.get(state, "#dddddd")}" data-state="{escape(state)}">'
                          f'<title>{escape(label)}: {n} {escape(state)}</title></rect>')
             if text_width(str(n)) + 4 <= w:
-                fill = "#1f2328" if state in _DARK_TEXT or state not in STATE_FILL else "#fff"
                 parts.append(f'<text x="{x + w / 2:.1f}" y="{top + 12}" text-anchor="middle" class="n" '
-                             f'fill="{fill}">{n}</text>')
+                             f'fill="{text_colour(STATE_FILL.get(state, "#dddddd"))}">{n}</text>')
             x += w
         parts.append(f'<text x="{label_w + plot_w + 4}" y="{top + 12}" class="lbl">{total}</text>')
     parts.append("</svg>")
