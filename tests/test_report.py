@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections import Counter
 
 import pytest
 
@@ -489,7 +490,6 @@ def test_refinement_stages_are_plotted_in_the_run_and_left_out_of_its_metrics_te
 def test_plot_text_from_a_record_is_escaped():
     from harness.report.state_chart import state_bars
     from harness.report.step_plot import step_plot
-    from collections import Counter
     plot = str(step_plot({"stages": {"<script>x</script>": 3.0, "central": 2.0}, "h": [1e-3]}))
     assert "<script>" not in plot                   # an unknown stage has no step: left out, never raw
     chart = str(state_bars([("<b>warp</b> \u00b7 sim \u00b7 reverse", Counter({"<i>ODD</i>": 2, "PASS": 1}))]))

@@ -7,11 +7,11 @@ under reports/screenshots/ for a person to look at.
 from __future__ import annotations
 
 import os
-from collections import Counter
 import re
 import shutil
 import subprocess
 import warnings
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
