@@ -8,5 +8,10 @@ numba imported later, also by the script's own kernels, runs on the simulator.
 import os as _os
 import sys as _sys
 
-if _os.environ.get("HARNESS_BACKEND") == "sim" and "numba" not in _sys.modules:
+# Kept for the message of a backend that cannot be used any more (harness.backends.import_order): what
+# went wrong depends on whether numba came first.
+NUMBA_IMPORTED_FIRST = "numba" in _sys.modules
+SIMULATOR_SET_AT_IMPORT = _os.environ.get("HARNESS_BACKEND") == "sim" and not NUMBA_IMPORTED_FIRST
+
+if SIMULATOR_SET_AT_IMPORT:
     _os.environ["NUMBA_ENABLE_CUDASIM"] = "1"

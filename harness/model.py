@@ -243,6 +243,7 @@ class Outcome:
     repro: str = ""
     started: float = 0.0
     duration: float = 0.0
+    engine_warnings: list[str] = field(default_factory=list)   # raised by Warp's/Taichi's own code in this run
 
     def to_json(self) -> dict:
         record = asdict(self)

@@ -19,6 +19,7 @@ from .backends import get_backend, run_timeout_from_env
 from .cases.expand import apply_dtype
 from .engine.launch import Engine, EngineOptions, LaunchConfig
 from .engine.seams import default_seams
+from .engine_warnings import kept_in
 from .engines import version as engine_version
 from .engines.isolation import OUTCOME_MARK, isolate_engine_runs
 from .errors import KernelFaultError, LaunchTimeoutError, UnsupportedError
@@ -110,7 +111,7 @@ class Runner:
                 raise KernelFaultError("not run: " + getattr(
                     self.backend, "poisoned_reason", "an earlier kernel fault left this process's CUDA context "
                     "unusable (run with -n so a fresh worker takes over)"))
-            with time_limit(self.timeout_s, run.run_id):
+            with time_limit(self.timeout_s, run.run_id), kept_in(run.engine, outcome.engine_warnings):
                 verdicts = self._execute(run, outcome)
         except Exception as exc:            # every failure of a run is that run's result alone
             error = exc

@@ -235,3 +235,55 @@ def test_adapter_limits_table_is_the_printout_of_the_limits_table():
     from harness.engines.limits import markdown_table
     text = section("engines.md", "What the systems lack")
     assert markdown_table() in text, "regenerate with: python -m harness.engines.limits"
+
+
+# ----------------------------------------------------------------------------- counts per engine (generated)
+
+SMALL_RESULTS = "tests/data/engine-counts-small.jsonl"
+
+
+def engine_counts_block(text: str) -> str:
+    from harness.tools.engine_counts import MARKERS
+    start, end = MARKERS
+    assert start in text and end in text, f"docs/engines.md has no {start} block"
+    return text.split(start, 1)[1].split(end, 1)[0].lstrip("\n")
+
+
+def test_engine_counts_command_rewrites_only_its_block(tmp_path, monkeypatch, capsys):
+    from harness.tools.engine_counts import main
+    doc = tmp_path / "engines.md"
+    original = (DOCS / "engines.md").read_text()
+    doc.write_text(original)
+    monkeypatch.chdir(ROOT)
+    assert main([SMALL_RESULTS, "--doc", str(doc)]) == 0
+    written = doc.read_text()
+    assert main([SMALL_RESULTS]) == 0                     # without --doc: the block it would write
+    printed = capsys.readouterr().out.split("\n", 1)[1]   # (after the --doc run's one line)
+    assert engine_counts_block(written) == printed
+    before, after = original.split("<!-- engine-counts -->")[0], original.split("<!-- /engine-counts -->")[1]
+    assert written.startswith(before) and written.endswith(after)
+    # the small input's counts, by hand: the bundled engine's run is not counted; fail takes ERROR, XPASS
+    assert "| Taichi 1.7.4 | 4 | 2 | 2 | 0 | 0 | 0 |" in printed
+    assert "| Warp 1.19.0 | 6 | 2 | 1 | 1 | 1 | 1 |" in printed
+    assert f"Regenerate with `python -m harness.tools.engine_counts {SMALL_RESULTS} --doc docs/engines.md`" in printed
+    assert "at git 0123456" in printed
+
+
+def test_engine_counts_in_the_doc_are_the_commands_output():
+    # The block is the command's output as written: its table re-rendered from the numbers it shows
+    # is the same text, each row adds up, and it names the command that regenerates it.
+    from harness.tools.engine_counts import COLUMNS, COMMAND, table
+    shown = engine_counts_block((DOCS / "engines.md").read_text())
+    assert f"Regenerate with `{COMMAND} " in shown and "--doc docs/engines.md`" in shown
+    rows = [line for line in shown.splitlines() if line.startswith("| ") and not line.startswith("| engine")]
+    assert rows
+    runs = []
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        engine, version = cells[0].split(" ", 1)
+        counts = dict(zip(COLUMNS, map(int, cells[1:])))
+        assert counts["runs"] == sum(counts[c] for c in COLUMNS[1:]), row
+        for state, column in (("PASS", "pass"), ("FAIL", "fail"), ("UNSUPPORTED", "unsupported"),
+                              ("XFAIL", "xfail"), ("SKIP", "skip")):
+            runs += [{"engine": engine.lower(), "engine_version": version, "state": state}] * counts[column]
+    assert table(runs) == shown[shown.index("| engine"):]

@@ -101,3 +101,29 @@ def test_two_real_releases_end_to_end(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "harness.cli", "bisect", run_id, "--engine", "taichi",
                            "--releases", "1.7.3", "1.7.4"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0 and f"{run_id}@taichi on taichi" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_second_table_of_one_engine_goes_between_its_own_markers(tmp_path, monkeypatch, capsys):
+    # runs of the corpus of another day (older releases) keep their table; --section names the new one's
+    from harness.cli import main
+    from harness.releases import cli as releases_cli
+    from harness.releases.envs import ReleaseEnv
+    from harness.releases.run import results_path
+    from harness.results import ResultsWriter
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(releases_cli, "ensure", lambda engine, v, project: ReleaseEnv(engine, v, tmp_path))
+    for v, state in (("1.5.1", "FAIL"), ("1.19.0", "PASS")):
+        with ResultsWriter(results_path(tmp_path, "warp", v)) as writer:
+            writer.append(Outcome(run_id="cases/a.yaml::reverse@warp", case_id="a", source="cases/a.yaml",
+                                  variant=None, mode="reverse", dtype=None, backend="sim", state=state,
+                                  engine="warp", engine_version=v))
+    doc = tmp_path / "engines.md"
+    doc.write_text("<!-- releases:warp -->\nolder releases\n<!-- /releases:warp -->\n"
+                   "<!-- releases:warp-now -->\n<!-- /releases:warp-now -->\n")
+    assert main(["releases", "warp", "1.5.1", "1.19.0", "--reuse", "--doc", str(doc), "--section", "warp-now",
+                 "--command-line", "harness releases warp 1.5.1 1.19.0 --section warp-now"]) == 0
+    text = doc.read_text()
+    assert "older releases" in text                                   # the other table is kept
+    now = text.split("<!-- releases:warp-now -->")[1]
+    assert "1.5.1 FAIL, 1.19.0 PASS | 1.19.0 | - |" in now                 # fixed in 1.19.0
+    assert "`harness releases warp 1.5.1 1.19.0 --section warp-now`" in now

@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections import Counter
 
 import pytest
 
@@ -444,3 +445,52 @@ def test_a_passing_runs_generated_kernel_says_why_it_is_not_embedded():
     html = render_html([run])
     line = next(ln for ln in html.splitlines() if "generated kernel (forward)" in ln)
     assert "not embedded for a passing run" in line and "--embed-sources all" in line
+
+
+# ----------------------------------------------------------------------------- plots (drawn as text)
+
+def test_scatter_draws_equal_points_once_with_their_count():
+    from harness.report.svg import scatter_ad_fd
+    plot = str(scatter_ad_fd([WorstEntry(f"out[{i}]", 0.03116, 0.03116, 0, 0) for i in range(8)]
+                             + [WorstEntry("out[8]", 0.5, 0.01, 0.49, 49.0)]))
+    assert plot.count("<circle") == 2 and "\u00d78</text>" in plot
+    ticks = re.findall(r'class="tick"[^>]*>([^<]+)<', plot)
+    assert len(ticks) == 4 and all(float(t) == float(t) for t in ticks)          # whole numbers, as written
+
+
+def test_scatter_margin_holds_the_longest_tick_label():
+    from harness.report.svg import scatter_ad_fd, text_width
+    plot = str(scatter_ad_fd([WorstEntry("a", -123456.7, 0.001234, 1, 1)]))
+    frame_x = float(re.search(r'<rect x="(\d+)"', plot).group(1))
+    ticks = re.findall(r'class="tick" text-anchor="end">([^<]+)<', plot)
+    assert ticks and all(frame_x - 3 - text_width(t) >= 14 for t in ticks)   # room left of each, past the axis title
+
+
+def test_step_plot_draws_each_recorded_stage_at_its_finest_step():
+    from harness.report.step_plot import stage_points, step_plot
+    metrics = {"stages": {"central": 12.0, "richardson": 9.0, "large-step": 0.5}, "h": [1e-3, 4e-3],
+               "h_large": [0.1]}
+    assert stage_points(metrics) == [("central", 4e-3, 12.0), ("richardson", 2e-3, 9.0), ("large-step", 0.05, 0.5)]
+    assert str(step_plot(metrics)).count("<circle") == 3
+    # one stage (the central difference passed) says nothing about a trend: no plot
+    assert step_plot({"stages": {"central": 0.2}, "h": [1e-3]}) is None
+    # a stage whose step was not recorded, or whose error cannot be drawn on a log axis, is left out
+    assert stage_points({"stages": {"central": 3.0, "large-step": 2.0, "richardson": 0.0}, "h": [1e-3]}) \
+        == [("central", 1e-3, 3.0)]
+
+
+def test_refinement_stages_are_plotted_in_the_run_and_left_out_of_its_metrics_text():
+    run = outcome("c1", "forward", "FAIL", worst=[("out[0]", 1.0, 2.0, 1.0, 0.5)])
+    run.oracles[0].metrics.update({"stages": {"central": 12.0, "richardson": 11.0}, "h": [1e-3]})
+    html = render_html([run])
+    assert "finite-difference error against step" in html and 'class="plot steps"' in html
+    assert "stages=" not in html and "h=[0.001]" in html
+
+
+def test_plot_text_from_a_record_is_escaped():
+    from harness.report.state_chart import state_bars
+    from harness.report.step_plot import step_plot
+    plot = str(step_plot({"stages": {"<script>x</script>": 3.0, "central": 2.0}, "h": [1e-3]}))
+    assert "<script>" not in plot                   # an unknown stage has no step: left out, never raw
+    chart = str(state_bars([("<b>warp</b> \u00b7 sim \u00b7 reverse", Counter({"<i>ODD</i>": 2, "PASS": 1}))]))
+    assert "<b>" not in chart and "<i>" not in chart and "&lt;b&gt;warp" in chart

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import warnings
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -251,3 +252,105 @@ def test_variant_sub_rows_follow_their_case_when_sorted_and_filtered(tmp_path):
     hidden = {case for case, attributes in order if "hidden" in attributes}
     shown = {case for case, attributes in order if "hidden" not in attributes}
     assert shown and hidden and not shown & hidden               # a case and its sub-rows together
+
+
+# ----------------------------------------------------------------------------- plots, measured in the browser
+
+# Measures every <svg> of the page after layout: each text's box must lie inside its svg's box (a
+# label cut at the edge, like `03116` for 0.03116, is outside it), and says what was drawn.
+_FIT_SCRIPT = """
+var out = [];
+document.querySelectorAll('svg').forEach(function (svg) {
+  var box = svg.getBoundingClientRect(), clipped = [];
+  svg.querySelectorAll('text').forEach(function (t) {
+    var r = t.getBoundingClientRect();
+    if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+      clipped.push(t.textContent);
+  });
+  out.push({id: svg.id, texts: Array.prototype.map.call(svg.querySelectorAll('text'), function (t) { return t.textContent; }),
+            circles: svg.querySelectorAll('circle').length, clipped: clipped});
+});
+document.documentElement.setAttribute('data-fit', JSON.stringify(out));
+"""
+
+
+def measured_svgs(tmp_path: Path, svgs: list[str], css: str | None = None) -> list[dict]:
+    """Each svg as the browser lays it out, with the report's stylesheet (its font sizes)."""
+    import json
+    from harness.report.render import TEMPLATES_DIR
+    css = css if css is not None else (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
+    page = tmp_path / f"svgs-{len(list(tmp_path.glob('svgs-*')))}.html"
+    page.write_text(f"<!doctype html><html><head><meta charset='utf-8'><style>{css}</style></head><body>"
+                    + "".join(f"<div>{s}</div>" for s in svgs) + f"<script>{_FIT_SCRIPT}</script></body></html>",
+                    encoding="utf-8")
+    facts = DomFacts(chromium(tmp_path, file_url(page), "--dump-dom"))
+    return json.loads(facts.root["data-fit"])
+
+
+def test_scatter_labels_are_whole_and_coincident_points_counted(tmp_path):
+    from harness.model import WorstEntry
+    from harness.report.svg import scatter_ad_fd
+    equal = [WorstEntry(f"out[{i}]", 0.03116, 0.03116, 0.0, 0.0) for i in range(8)]
+    small = scatter_ad_fd(equal + [WorstEntry("out[8]", 0.0312, 0.0305, 7e-4, 0.02)])
+    wide = scatter_ad_fd([WorstEntry("a", -123456.7, 0.001234, 1, 1), WorstEntry("b", 2.5e-7, 98765.4, 1, 1)])
+    first, second = measured_svgs(tmp_path, [small, wide])
+    assert first["clipped"] == [] and second["clipped"] == []
+    assert first["circles"] == 2 and "\u00d78" in first["texts"]          # eight equal points, drawn once, counted
+    assert any(t.startswith("0.03") and len(t) >= 6 for t in first["texts"])   # a whole tick label
+    assert second["circles"] == 2 and not any(t.startswith("\u00d7") for t in second["texts"])
+
+
+def test_step_refinement_plot_fits_and_names_its_stages(tmp_path):
+    from harness.report.step_plot import step_plot
+    metrics = {"stages": {"central": 31.5, "richardson": 30.9, "large-step": 0.4},
+               "h": [1.2e-3, 9.5e-4], "h_large": [0.0625]}
+    plot = step_plot(metrics)
+    [fit] = measured_svgs(tmp_path, [plot])
+    assert fit["clipped"] == []
+    assert fit["circles"] == 3
+    assert {"central", "richardson", "large-step", "step", "error / tol"} <= set(fit["texts"])
+
+
+def test_report_opens_with_states_per_engine_and_mode(tmp_path):
+    runs = wide_matrix_outcomes()
+    html = tmp_path / "wide.html"
+    html.write_text(render_html(runs), encoding="utf-8")
+    text = html.read_text()
+    assert text.index('id="states-chart"') < text.index('id="matrix"')     # at the top
+    chart = text[text.index('<svg class="states"'):]
+    chart = chart[:chart.index("</svg>") + 6]
+    [fit] = measured_svgs(tmp_path, [chart])
+    assert fit["clipped"] == []
+    # one bar per engine, backend and mode, with its total at its end
+    labels = [t for t in fit["texts"] if " \u00b7 " in t]
+    assert len(labels) == 3 * 2 * 3 and "taichi \u00b7 cuda \u00b7 reverse" in labels
+    per_column = Counter(f"{o.engine} \u00b7 {o.backend} \u00b7 {o.mode}" for o in runs)
+    assert set(per_column) == set(labels)
+    assert str(per_column["taichi \u00b7 cuda \u00b7 reverse"]) in fit["texts"]
+    failing = sum(o.state == "FAIL" and (o.engine, o.backend, o.mode) == ("taichi", "cuda", "reverse") for o in runs)
+    assert f"taichi \u00b7 cuda \u00b7 reverse: {failing} FAIL" in chart                # the segment's tooltip
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / "report-states.png"
+    chromium(tmp_path, file_url(html), f"--screenshot={shot}", "--window-size=1400,1000")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_release_chart_fits_its_labels(tmp_path):
+    from harness.releases.matrix import build_matrix
+    from harness.releases.page import render
+    versions = ["1.5.1", "1.10.1", "1.19.0", "1.20.0rc1"]
+    by_version = {}
+    for k, v in enumerate(versions):
+        runs = [outcome(f"case-{i}", "reverse", ("PASS", "FAIL", "XFAIL", "UNSUPPORTED")[(i + k) % 4])
+                for i in range(600)]
+        for run in runs:
+            run.engine, run.engine_version = "warp", v
+        by_version[v] = runs
+    page = tmp_path / "releases.html"
+    page.write_text(render(build_matrix("warp", by_version, {}), "harness releases warp ..."), encoding="utf-8")
+    chart = page.read_text()
+    chart = chart[chart.index("<svg"):chart.index("</svg>") + 6]
+    [fit] = measured_svgs(tmp_path, [chart])
+    assert fit["clipped"] == []
+    assert set(versions) <= set(fit["texts"]) and "600" in fit["texts"]

@@ -10,6 +10,9 @@ import shutil
 import subprocess
 import sys
 
+import harness
+from harness.backends.import_order import backend_mismatch
+
 BACKENDS = ("sim", "ptx", "cuda")
 _current = None                  # process-wide: numba's simulator and real compilation cannot share a process
 _prepared: str | None = None     # the backend this process's environment was prepared for (numba's choice)
@@ -88,20 +91,19 @@ def announce(requested: str | None, chosen: str) -> str:
 
 def prepare_environment(name: str) -> None:
     """Set the environment a backend needs; must run before numba is imported."""
+    global _prepared
     want_sim = name == "sim"
     if "numba" in sys.modules:
         from numba.core import config
         if bool(config.ENABLE_CUDASIM) != want_sim:
-            raise RuntimeError(f"numba was imported before the '{name}' backend was chosen "
-                               f"(NUMBA_ENABLE_CUDASIM={int(bool(config.ENABLE_CUDASIM))}); "
-                               "the simulator and real compilation cannot share a process; for the "
-                               "simulator set HARNESS_BACKEND=sim (or NUMBA_ENABLE_CUDASIM=1) in the "
-                               "environment and import harness before numba")
+            raise RuntimeError(backend_mismatch(name, bool(config.ENABLE_CUDASIM),
+                                                numba_imported_first=harness.NUMBA_IMPORTED_FIRST,
+                                                simulator_set_at_import=harness.SIMULATOR_SET_AT_IMPORT,
+                                                earlier_backend=_prepared))
     if want_sim:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
-    global _prepared
     _prepared = name
 
 

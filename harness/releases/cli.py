@@ -51,7 +51,8 @@ def releases_main(args) -> int:
     atomic_write_text(out, render(matrix, command))
     if args.doc:
         doc = Path(args.doc)
-        atomic_write_text(doc, replace_section(doc.read_text(encoding="utf-8"), args.engine, markdown(matrix, command)))
+        atomic_write_text(doc, replace_section(doc.read_text(encoding="utf-8"), args.section or args.engine,
+                                               markdown(matrix, command)))
         print(f"harness releases: the table in {doc} is updated")
     for v in matrix.versions:
         counts = matrix.counts(v)
@@ -91,6 +92,8 @@ def add_releases_parser(subparsers) -> None:
     p.add_argument("--reuse", action="store_true", help="reuse a release's results from an earlier run")
     p.add_argument("-o", "--output", help="the page (default: reports/releases-ENGINE.html)")
     p.add_argument("--doc", help="also replace the table between <!-- releases:ENGINE --> markers in this file")
+    p.add_argument("--section", help="with --doc: the table between <!-- releases:SECTION --> markers instead "
+                                     "(several tables of one engine, e.g. runs of different corpora)")
     p.add_argument("--command-line", help=argparse.SUPPRESS)
     p.set_defaults(func=releases_main)
     b = subparsers.add_parser("bisect", help="find the first release where a run's state changed",

@@ -9,21 +9,22 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from ..policy import STATES, State
+from ..policy import STATES
+from ..report.state_chart import STATE_FILL
+from ..report.svg import text_width
 from .matrix import ReleaseMatrix
 
 _CSS = Path(__file__).resolve().parent.parent / "report" / "templates" / "report.css"
-# the same colours as the report's .s-STATE classes, for the chart's bars
-_FILL = {State.PASS: "#2da44e", State.FAIL: "#cf222e", State.ZERO: "#fb8f44", State.NONDET: "#8250df",
-         State.ERROR: "#82071e", State.XFAIL: "#d4a72c", State.XPASS: "#218bff", State.UNSUPPORTED: "#afb8c1",
-         State.SKIP: "#eaeef2"}
 
 
 def chart(matrix: ReleaseMatrix, bar: int = 26, height: int = 160) -> str:
     """Inline SVG: one stacked bar per release, a segment per state, its count in the tooltip."""
     versions = matrix.versions
     total = max((sum(matrix.counts(v).values()) for v in versions), default=0) or 1
-    left, bottom, gap = 36, 40, 10
+    # version labels are turned by 45 degrees: each reaches its length / sqrt(2) left and down
+    slant = max((text_width(v) for v in versions), default=0.0) / 2 ** 0.5
+    left = round(max(36.0, slant - bar / 2 + 4))
+    bottom, gap = round(slant + 18), 10
     width = left + len(versions) * (bar + gap) + 10
     parts = [f'<svg class="releases-chart" role="img" width="{width}" height="{height + bottom}" '
              f'viewBox="0 0 {width} {height + bottom}" aria-label="states per release of {escape(matrix.engine)}">']
@@ -38,7 +39,7 @@ def chart(matrix: ReleaseMatrix, bar: int = 26, height: int = 160) -> str:
             h = height * n / total
             y -= h
             parts.append(f'<rect class="seg s-{state}" x="{x}" y="{y:.1f}" width="{bar}" height="{h:.1f}" '
-                         f'fill="{_FILL[state]}"><title>{escape(v)}: {n} {state}</title></rect>')
+                         f'fill="{STATE_FILL[state]}"><title>{escape(v)}: {n} {state}</title></rect>')
         parts.append(f'<text x="{x + bar / 2}" y="{height + 12}" font-size="10" text-anchor="end" '
                      f'transform="rotate(-45 {x + bar / 2} {height + 12})">{escape(v)}</text>')
     parts.append("</svg>")

@@ -52,7 +52,7 @@ def run_release(env: ReleaseEnv, project: Path, selection: list[str], jobs: int 
     out.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", *(selection or ["cases"]), "--backend", "sim",
            "--engine", env.engine, "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-           "--results", str(out), *(["-n", str(jobs)] if jobs > 1 else []), *(extra or [])]
+           "--results", str(out), "-n", str(max(jobs, 1)), *(extra or [])]
     child_env = {**os.environ, "PYTHONPATH": env.pythonpath(str(project), os.environ.get("PYTHONPATH", "")),
                  "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run(cmd, cwd=project, env=child_env, capture_output=True, text=True)

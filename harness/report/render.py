@@ -33,6 +33,8 @@ from harness.core.paths import generated_source_dirs
 from harness.labels import pair_labels
 from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
 from harness.report import svg
+from harness.report.state_chart import state_bars
+from harness.report.step_plot import step_plot
 from harness.report.categories import CategoryRule, categorize_outcome, load_rules
 from harness.policy import QUIET, State
 from harness.report.compare import (BAD_STATES, DEFAULT_ENGINE, Change, ResultsDiff, compare, engine_of,
@@ -117,6 +119,16 @@ def _state_rank(state: str) -> int:
 
 def fmt_timings(timings: dict) -> str:
     return ", ".join(f"{phase} {fmt_seconds(t)}" for phase, t in timings.items())
+
+
+_PLOTTED_METRICS = ("stages",)           # drawn by step_plot where it draws them
+
+
+def shown_metrics(verdict: OracleVerdict, plotted: bool) -> dict:
+    """An oracle's metrics as the text beside its plots shows them: what a plot draws is left out."""
+    if not plotted:
+        return verdict.metrics
+    return {k: v for k, v in verdict.metrics.items() if k not in _PLOTTED_METRICS}
 
 
 def oracle_line(oracles) -> str:
@@ -240,6 +252,7 @@ class RunView:
     ptx_facts: list[str]
     sources: list[SourceView]
     args_differ: bool                    # this run's argument table differs from the case's
+    step_plots: dict = field(default_factory=dict)   # oracle name -> its FD refinement stages plot
 
     @property
     def state(self) -> str:
@@ -271,6 +284,7 @@ class RunView:
             lines.append(f"compile jobs: {jobs_line(self.job_tree)}")
         if o.ptx:
             lines.append(f"PTX facts: {ptx_line(o.ptx)}")
+        lines += [f"{engine_of(o)} warned: {w}" for w in o.engine_warnings]
         lines += [f"generated kernel ({src.mode}): {src.path}" + (f" ({src.note})" if src.note else "")
                   for src in self.sources]
         if not self.sources:
@@ -288,7 +302,7 @@ class RunView:
     def compact(self) -> bool:
         """Nothing to investigate: render as text lines instead of tables (see the module doc)."""
         o = self.outcome
-        return (o.state in _COMPACT_STATES and o.error is None and not self.worst_blocks
+        return (o.state in _COMPACT_STATES and o.error is None and not self.worst_blocks and not self.step_plots
                 and all(v.verdict in ("pass", "skip") for v in o.oracles)
                 and all(src.text is None for src in self.sources))
 
@@ -353,6 +367,7 @@ class ReportView:
     metas: list[tuple[str, dict]]
     bench: list[tuple[str, Markup]]
     warnings: list[str]
+    state_chart: Markup = Markup("")      # states per engine, backend and mode
     path_prefixes: list[tuple[str, str]] = field(default_factory=list)   # see local_paths_removed
     list_limit: int = _LIST_LIMIT
     states: tuple[str, ...] = STATES
@@ -459,6 +474,24 @@ def _worst_blocks(outcome: Outcome) -> list[tuple[OracleVerdict, Markup | None]]
     return blocks
 
 
+def _step_plots(outcome: Outcome) -> dict:
+    """Each oracle's finite-difference refinement stages as a plot, where it recorded two or more."""
+    plots = {}
+    for oracle in outcome.oracles:
+        plot = step_plot(oracle.metrics) if isinstance(oracle.metrics, dict) else None
+        if plot is not None:
+            plots[oracle.name] = plot
+    return plots
+
+
+def states_per_column(outcomes: Iterable[Outcome], columns: list[MatrixColumn]) -> Markup:
+    """The chart at the top of the report: one bar per matrix column (engine, backend, mode)."""
+    counts: dict[tuple, Counter] = defaultdict(Counter)
+    for outcome in outcomes:
+        counts[matrix_column_of(outcome).key][outcome.state] += 1
+    return state_bars((f"{c.engine} \u00b7 {c.backend} \u00b7 {c.mode}", counts[c.key]) for c in columns)
+
+
 def _ptx_facts(ptx: dict) -> list[str]:
     facts: dict[str, None] = {}
     for values in ptx.values():
@@ -499,7 +532,7 @@ def build_view(outcomes: Iterable[Outcome], *, metas: Iterable[tuple[str, dict]]
                 category=category_of(outcome), worst_blocks=_worst_blocks(outcome),
                 job_tree=_job_tree(outcome.jobs), ptx_facts=_ptx_facts(outcome.ptx),
                 sources=[sources.view(mode, path, outcome.state) for mode, path in outcome.sources.items()],
-                args_differ=outcome.args != case.args))
+                args_differ=outcome.args != case.args, step_plots=_step_plots(outcome)))
         rows: dict[str, MatrixRow] = {}
         for run in case.runs:               # sorted: base first, then variants; dtypes in order
             row = rows.get(run.column.variant)
@@ -536,7 +569,7 @@ def build_view(outcomes: Iterable[Outcome], *, metas: Iterable[tuple[str, dict]]
         categories=sorted(by_category.items(), key=lambda item: (-len(item[1]), item[0])),
         comparison=comparison, anchors={run_key(o): run_anchor(o) for o in latest},
         metas=[(shown_path(path, sources.roots), meta) for path, meta in metas], bench=svg.bar_charts(bench or []), warnings=list(warnings),
-        path_prefixes=path_prefixes(sources.roots))
+        path_prefixes=path_prefixes(sources.roots), state_chart=states_per_column(latest, columns))
 
 
 def shown_path(path: str, roots: Iterable[Path]) -> str:
@@ -592,7 +625,7 @@ def _environment() -> jinja2.Environment:
                        timings=fmt_timings, oracle_line=oracle_line, jobs_line=jobs_line,
                        ptx_line=ptx_line, pair_labels=pair_labels, plural=plural,
                        tojson_text=lambda v: json.dumps(v, default=str, ensure_ascii=False))
-    env.globals.update(is_mapping=lambda v: isinstance(v, dict))
+    env.globals.update(is_mapping=lambda v: isinstance(v, dict), shown_metrics=shown_metrics)
     return env
 
 

@@ -32,22 +32,47 @@ def _span(values: list[float]) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
+_CHAR_W = 6.2        # px per character of the 10 px tick font, rounded up: a margin made from it holds the label
+
+
+def text_width(text: str) -> float:
+    """An upper estimate of a tick label's width, for margins that never clip it."""
+    return len(text) * _CHAR_W
+
+
+def coincident(points: Iterable[tuple[float, float]], resolution: float = 1.0) -> list[tuple[float, float, int]]:
+    """Points that would be drawn on the same pixel, merged: (x, y, how many), in first-seen order.
+    Equal values would otherwise hide one another and eight agreeing entries look like one."""
+    merged: dict[tuple[int, int], list] = {}
+    for x, y in points:
+        key = (round(x / resolution), round(y / resolution))
+        if key in merged:
+            merged[key][2] += 1
+        else:
+            merged[key] = [x, y, 1]
+    return [tuple(v) for v in merged.values()]
+
+
 def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240,
                   labels: tuple[str, str] = ("AD", "FD")) -> Markup:
     """AD (y) against FD (x) per worst entry, with the y = x line where agreeing points lie.
     `labels` names the two values (y, x) for oracles that compare something else (render.pair_labels).
 
-    Non-finite AD or FD values cannot be placed; they are counted in the caption instead.
+    Tick labels are whole numbers as written (the left margin is as wide as the longest); points on
+    the same pixel are drawn once with their count beside them. Non-finite AD or FD values cannot be
+    placed; they are counted in the caption instead.
     """
     entries = list(worst)
     points = [e for e in entries if _finite(e.ad) and _finite(e.fd)]
     dropped = len(entries) - len(points)
-    margin = 34
-    inner = size - margin - 8
     if not points:
         return Markup(f'<svg class="plot" width="{size}" height="40" role="img">'
                       f'<text x="4" y="24">no finite pairs ({dropped} non-finite)</text></svg>')
     lo, hi = _span([v for e in points for v in (e.ad, e.fd)])
+    lo_text, hi_text = _fmt(lo), _fmt(hi)
+    margin = round(18 + max(text_width(lo_text), text_width(hi_text)))   # axis title + tick label
+    inner = size - 42
+    width = margin + inner + 8
 
     def px(value: float) -> float:
         return margin + (value - lo) / (hi - lo) * inner
@@ -55,19 +80,25 @@ def scatter_ad_fd(worst: Iterable[WorstEntry], size: int = 240,
     def py(value: float) -> float:
         return 8 + inner - (value - lo) / (hi - lo) * inner
 
-    parts = [f'<svg class="plot" width="{size}" height="{size + 14}" viewBox="0 0 {size} {size + 14}" '
+    height = size + 14
+    parts = [f'<svg class="plot" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
              f'role="img" aria-label="{escape(labels[0])} against {escape(labels[1])}">',
              f'<rect x="{margin}" y="8" width="{inner}" height="{inner}" class="frame"/>',
              f'<line x1="{px(lo):.1f}" y1="{py(lo):.1f}" x2="{px(hi):.1f}" y2="{py(hi):.1f}" class="diag"/>']
     # No per-point <title>: the worst-entries table beside the plot carries the numbers, and
     # thousands of extra nodes would slow down large reports.
-    for entry in points:
-        parts.append(f'<circle cx="{px(entry.fd):.1f}" cy="{py(entry.ad):.1f}" r="3.5" class="pt"/>')
+    for x, y, count in coincident((px(e.fd), py(e.ad)) for e in points):
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{3.5 if count == 1 else 5}" class="pt"/>')
+        if count > 1:                      # to the left of points near the right edge
+            label = f"\u00d7{count}"
+            anchor, dx = ("end", -7) if x + 7 + text_width(label) > width else ("start", 7)
+            parts.append(f'<text x="{x + dx:.1f}" y="{y - 4:.1f}" class="count" text-anchor="{anchor}">'
+                         f'{label}</text>')
     bottom = 8 + inner
-    parts += [f'<text x="{margin}" y="{bottom + 12}" class="tick">{_fmt(lo)}</text>',
-              f'<text x="{margin + inner}" y="{bottom + 12}" class="tick" text-anchor="end">{_fmt(hi)}</text>',
-              f'<text x="{margin - 3}" y="{bottom}" class="tick" text-anchor="end">{_fmt(lo)}</text>',
-              f'<text x="{margin - 3}" y="16" class="tick" text-anchor="end">{_fmt(hi)}</text>',
+    parts += [f'<text x="{margin}" y="{bottom + 12}" class="tick">{lo_text}</text>',
+              f'<text x="{margin + inner}" y="{bottom + 12}" class="tick" text-anchor="end">{hi_text}</text>',
+              f'<text x="{margin - 3}" y="{bottom}" class="tick" text-anchor="end">{lo_text}</text>',
+              f'<text x="{margin - 3}" y="16" class="tick" text-anchor="end">{hi_text}</text>',
               f'<text x="{margin + inner / 2:.0f}" y="{size + 10}" class="axis" text-anchor="middle">'
               f'{escape(labels[1])}{f" ({dropped} non-finite not shown)" if dropped else ""}</text>',
               f'<text x="10" y="{8 + inner / 2:.0f}" class="axis" text-anchor="middle" '
