@@ -7,7 +7,7 @@ nothing with either: forward mode broadcasts the scalar's tangent and sums nothi
 
     (J^T w)_a  =  <w, J e_a>  =  sum over the final state of w * (J e_a)
 
-is re-accumulated here, on the host, in float64, from one forward launch seeded on `a` alone.
+is re-accumulated here, in float64 (on the device where the problem's state lives), from one forward launch seeded on `a` alone.
 The terms' rounding bounds the difference: |got - ref| <= rtol * sum |w * J e_a|, rtol the
 relations' (policy.relation_rtol). A float32 accumulation of the adjoint fails it in a float64 run.
 """
@@ -44,9 +44,10 @@ def active_sum_verdict(problem, mode: str, rng: np.random.Generator) -> OracleVe
     rtol = policy.relation_rtol(problem.dtype)
     worst, rows = 0.0, []
     for name in scalars:
-        terms = np.concatenate([_host(f64(w[o.name], xp) * f64(columns[name][o.name], xp)).ravel()
+        # summed where the state lives (float64 throughout): only the two sums reach the host
+        terms = xp.concatenate([(f64(w[o.name], xp) * f64(columns[name][o.name], xp)).ravel()
                                 for o in problem.outputs])
-        ref, scale = float(np.sum(terms)), float(np.sum(np.abs(terms)))
+        ref, scale = float(xp.sum(terms)), float(xp.sum(xp.abs(terms)))
         value = float(_host(f64(got[name], xp)).reshape(()))
         ratio = abs(value - ref) / max(rtol * scale, np.finfo(np.float64).tiny)
         worst = max(worst, ratio)

@@ -617,7 +617,13 @@ def test_documented_examples_load(project):
     doc = (Path(__file__).parents[1] / "docs" / "case-format.md").read_text()
     blocks = [b.split("```", 1)[0] for b in doc.split("```yaml\n")[1:]]
     examples = [b for b in blocks if b.startswith("id: ")]
-    assert len(examples) == 2
+    native = [b for b in examples if b.startswith("id: native-")]
+    examples = [b for b in examples if b not in native]
+    assert len(examples) == 2 and len(native) == 1
+    (project / "kernels" / "native").mkdir()
+    (project / "kernels" / "native" / "warp_583_component_store.py").write_text("def vectest(x, y):\n    pass\n")
+    (case,) = load_case_file(write_case(project, native[0], "native.yaml"), project)
+    assert case.kernel is None and set(case.native) == {"warp"}
     (project / "kernels" / "broadcast.py").write_text("def add(x, y):\n    return x + y\n")
     (project / "kernels" / "nested.py").write_text(
         "def f(A):\n    A[0] *= A[0]\n\n\ndef df(A, dA):\n    pass\n")
