@@ -25,4 +25,4 @@ _pin_worker_to_gpu()
 # Where the harness is installed (pip install -e ., tox) pytest has these already through the pytest11
 # entry points, which are named as the modules so that this line finds them registered and adds
 # nothing; from a bare checkout (PYTHONPATH=$PWD) it registers them.
-pytest_plugins = ["harness.plugin", "harness.shard"]
+pytest_plugins = ["harness.session.plugin", "harness.session.shard"]

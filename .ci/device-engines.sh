@@ -54,14 +54,14 @@ start=$(date +%s)
 ENGINES="${ENGINES:-warp,taichi}"          # ENGINES=taichi / ENGINES=warp: one engine per call (10-minute calls)
 TAG="${ENGINES//,/-}"
 # Plain Taichi first (about a minute): is the H200's illegal address the loop-inside-if bug?
-case "$ENGINES" in *taichi*) timeout 100 python3 -m harness.engines.taichi_repro cuda 2>&1 | tee "$OUT/taichi-repro.txt" ;; esac
+case "$ENGINES" in *taichi*) timeout 100 python3 -m harness.adapters.taichi_repro cuda 2>&1 | tee "$OUT/taichi-repro.txt" ;; esac
 # bounded so that the table and the fault list still come back within one 10-minute call
 timeout "${PYTEST_LIMIT:-380}" python3 -m pytest cases --backend cuda --engine "$ENGINES" -q -p no:cacheprovider -p no:benchmark "$@" \
     --results "$OUT/results-engines-cuda-$TAG.jsonl" --html "$OUT/engines-cuda-$TAG.html" > "$OUT/engines-cuda-$TAG.log" 2>&1
 echo "pytest exit $? after $(( $(date +%s) - start )) s"
 tail -4 "$OUT/engines-cuda-$TAG.log"
-python3 -m harness.engines.table "$OUT/results-engines-cuda-$TAG.jsonl" | tee "$OUT/engines-cuda-$TAG-table.md"
-# Each adapter run ran in a process of its own (harness/engines/isolation.py): a device fault is one
+python3 -m harness.adapters.table "$OUT/results-engines-cuda-$TAG.jsonl" | tee "$OUT/engines-cuda-$TAG-table.md"
+# Each adapter run ran in a process of its own (harness/adapters/isolation.py): a device fault is one
 # ERROR "fault: ..." for the run that caused it. List them.
 python3 - "$OUT/results-engines-cuda-$TAG.jsonl" <<'PY'
 import json, sys

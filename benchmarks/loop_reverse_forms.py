@@ -41,8 +41,8 @@ def main(log2n: int, degrees: list[int]) -> None:
     from harness.bench import reference
     from harness.bench.suite import by_name
     from harness.bench.timing import event_time
-    from harness.engine.launch import Engine, EngineOptions, LaunchConfig
-    from harness.inputs import load_kernel
+    from harness.engine.runtime.launch import Engine, EngineOptions, LaunchConfig
+    from harness.cases.inputs import load_kernel
 
     (b,) = by_name(["horner_dynamic_deg8"])
     kernel = load_kernel(b.kernel, ROOT)

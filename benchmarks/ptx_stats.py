@@ -69,8 +69,8 @@ def kernels(only: list[str] | None):
     from harness.backends.ptx import PtxBackend
     from harness.bench import reference
     from harness.bench.suite import by_name
-    from harness.engine.launch import Engine, LaunchConfig
-    from harness.inputs import load_kernel
+    from harness.engine.runtime.launch import Engine, LaunchConfig
+    from harness.cases.inputs import load_kernel
     engine = Engine(PtxBackend())
     for b in by_name(only):
         kernel = load_kernel(b.kernel, ROOT)

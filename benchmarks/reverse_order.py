@@ -73,8 +73,8 @@ def check_ptx(names: list[str]) -> None:
 
     from harness.backends.ptx import PtxBackend, ptx_facts
     from harness.bench.suite import by_name
-    from harness.engine.launch import Engine, LaunchConfig
-    from harness.inputs import load_kernel
+    from harness.engine.runtime.launch import Engine, LaunchConfig
+    from harness.cases.inputs import load_kernel
     engine, tmp = Engine(PtxBackend()), Path(tempfile.mkdtemp())
     for b in by_name(names):
         plan, _ = engine.prepare(load_kernel(b.kernel, ROOT), LaunchConfig.threads(1024, b.block),
@@ -96,9 +96,9 @@ def main(log2n: int, names: list[str]) -> None:
     from harness.backends import get_backend
     from harness.bench.suite import by_name, hand_launcher
     from harness.bench.timing import event_time
-    from harness.engine import coarsen
-    from harness.engine.launch import Engine, LaunchConfig
-    from harness.inputs import load_kernel
+    from harness.engine.emission import coarsen
+    from harness.engine.runtime.launch import Engine, LaunchConfig
+    from harness.cases.inputs import load_kernel
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from stage_costs import regs
     engine, tmp, n = Engine(get_backend("cuda")), Path(tempfile.mkdtemp()), 1 << log2n

@@ -67,9 +67,9 @@ def main(log2n: int = 26):
     from harness.backends import get_backend
     from harness.bench.suite import by_name
     from harness.bench.timing import event_time
-    from harness.engine import coarsen
-    from harness.engine.launch import Engine, LaunchConfig
-    from harness.inputs import load_kernel
+    from harness.engine.emission import coarsen
+    from harness.engine.runtime.launch import Engine, LaunchConfig
+    from harness.cases.inputs import load_kernel
 
     engine = Engine(get_backend("cuda"))
     n = 1 << log2n
@@ -98,7 +98,7 @@ def main(log2n: int = 26):
                 args[-1] = cp.zeros(64 * WIDE, np.float64)
             if label.endswith("(scratch)"):
                 args[-1] = cp.zeros(4 * n // 32 + 64, np.float64)
-            if bound.plan.coarsen:              # the real grid's dimensions (harness/engine/coarsen.py)
+            if bound.plan.coarsen:              # the real grid's dimensions (harness/engine/emission/coarsen.py)
                 args += coarsen.grid_args(config.grid)
             for label, k in runs:
                 try:

@@ -6,10 +6,10 @@ import sys
 
 from harness.bench.cli import add_bench_parser
 from harness.fuzz.cli import add_fuzz_parser
-from harness.mutation_run import add_mutate_parser
+from harness.selftest.campaign import add_mutate_parser
 from harness.releases.cli import add_releases_parser
 from harness.report.cli import add_report_parser
-from harness.session_cli import add_run_parser
+from harness.session.cli import add_run_parser
 from harness.tools.new import add_new_parser
 from harness.tools.reduce import add_reduce_parser
 from harness.tools.show import add_show_parser

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .core.records import MODES, JobRecord  # noqa: F401 (shared with the engine)
-from .policy import FD_DIRECTIONS, STATES  # noqa: F401 (STATES: its home is the policy)
+from harness.core.records import MODES, JobRecord  # noqa: F401 (shared with the engine)
+from harness.policy import FD_DIRECTIONS, STATES  # noqa: F401 (STATES: its home is the policy)
 
 ACTIVITIES = ("const", "duplicated", "duplicated_no_need", "active", "batch_duplicated")
 FLOAT_DTYPES = ("float32", "float64")
@@ -169,8 +169,8 @@ class Run:
     mode: str
     dtype: str | None
     backend: str                    # sim | ptx | cuda
-    engine: str = "bundled"         # bundled | warp | taichi (harness/engines)
-    skip: str | None = None         # why this engine does not run the case (engines/expectations.py)
+    engine: str = "bundled"         # bundled | warp | taichi (harness/adapters)
+    skip: str | None = None         # why this engine does not run the case (adapters/expectations.py)
 
     @property
     def name(self) -> str:
@@ -224,7 +224,7 @@ class Outcome:
     dtype: str | None
     backend: str
     state: str                      # one of STATES
-    engine: str = "bundled"         # the AD engine that ran it (harness/engines)
+    engine: str = "bundled"         # the AD engine that ran it (harness/adapters)
     engine_version: str = ""
     message: str = ""
     expect: str = "pass"

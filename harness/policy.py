@@ -118,7 +118,7 @@ def relation_rtol(dtype: str | None) -> float:
 
 # On a device backend, a problem whose arrays hold at most this many elements in all (counted over
 # distinct allocations) keeps the oracles' states, comparisons, FD probes and the relations in numpy
-# and copies its arrays to the device around each kernel launch (harness/host_staging.py): a cupy
+# and copies its arrays to the device around each kernel launch (harness/problems/host_staging.py): a cupy
 # operation costs a launch and a synchronisation (about 10 us, and a cupy compile in an empty
 # cache) where numpy on a few thousand elements costs about 1 us. Above it, a state-sized host
 # round trip per launch costs more than the operations, so the states stay on the device. At 2^16
@@ -132,5 +132,5 @@ HOST_STATE_LIMIT = 1 << 16
 # (`check: {fd: {directions: N}}`); the loader's FDSpec default reads this.
 FD_DIRECTIONS = 2
 # With `check: {fd: false}` the gradient oracles still draw this many directions (for the dot test
-# and the zero guard) until the case format honours the switch (harness.strategies.GradientCheck).
+# and the zero guard) until the case format honours the switch (harness.execution.strategies.GradientCheck).
 FD_DIRECTIONS_WITHOUT_FD = 1

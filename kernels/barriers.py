@@ -216,7 +216,7 @@ def column_tiles_2d(out, a):
         out[y, x] = acc
 
 
-# Shared tiles the reverse sweep replays (harness/engine/shared_replay.py) and their siblings that
+# Shared tiles the reverse sweep replays (harness/engine/analyses/shared_replay.py) and their siblings that
 # keep the tape: the gradient must be right either way.
 
 def tile_loop_nested_dynamic(out, x, n):

@@ -1,4 +1,4 @@
-"""Scalar device functions for the broadcast/map front end (harness/frontends/broadcast.py).
+"""Scalar device functions for the broadcast/map front end (harness/broadcast/frontend.py).
 
 A case with `launch: {style: broadcast}` names one of these as its `kernel:`; the front end
 generates the elementwise kernel around it (`dest[idx] = f(a0[...], a1, ...)`). Type and function

@@ -1,7 +1,7 @@
 """Kernels written in the everyday numba.cuda dialect, as published code spells it: keyword shared
 arrays sized by module constants, len() and shape unpacking, tuple unpacking into array elements,
 asserts and annotations, numba's own spellings of types and intrinsics, ping-pong buffers.
-The engine's normal form (harness/engine/desugar.py) and lowering accept each as written."""
+The engine's normal form (harness/engine/frontend/desugar.py) and lowering accept each as written."""
 import math
 
 import numba
@@ -15,7 +15,7 @@ TPB = 32
 def shared_keywords(out, x):
     """A block-local copy through keyword shared arrays (shapes from a module constant and a
     constant expression, dtypes spelled four ways), then a neighbour read. (numba.cuda folds
-    `32 + 2` but not `TPB + HALO`; the engine folds both, tests/test_dialect.py.)"""
+    `32 + 2` but not `TPB + HALO`; the engine folds both, tests/engine/test_dialect.py.)"""
     tile = cuda.shared.array(shape=TPB, dtype=numba.float32)
     pad = cuda.shared.array(shape=(32 + 2,), dtype=types.float32)
     scratch = cuda.local.array(shape=2, dtype=np.float32)
@@ -64,7 +64,7 @@ def unpack_targets(out, r, a):
 @cuda.jit
 def spellings(out, x):
     """numba's own spellings of casts and intrinsics (numba.cuda.grid and cuda.syncwarp are in
-    tests/test_dialect.py: the simulator, which runs the primal reference here, lacks both)."""
+    tests/engine/test_dialect.py: the simulator, which runs the primal reference here, lacks both)."""
     i = cuda.grid(1)
     lane = cuda.laneid
     cuda.threadfence_block()

@@ -1,7 +1,7 @@
 """Device-side autodiff inside kernels (Enzyme.jl issue 2395 and relatives)."""
 from numba import cuda
 
-from harness.device import Active, Const, Duplicated, Forward, Reverse, autodiff
+from harness import Active, Const, Duplicated, Forward, Reverse, autodiff
 
 
 def f(A):

@@ -22,7 +22,7 @@ def long_polynomial(out, x, c):
         out[i] = acc
 
 
-# ---- block-coarsened reverse kernels (harness/engine/coarsen.py): grids larger than the simulator's
+# ---- block-coarsened reverse kernels (harness/engine/emission/coarsen.py): grids larger than the simulator's
 # two physical blocks, so each physical block runs several virtual blocks before it reduces
 
 

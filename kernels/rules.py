@@ -1,5 +1,5 @@
 """Kernels of the rule cases (cases/rules-*.yaml): every derivative rule of the engine's table
-(harness/engine/rules.py) differentiated by at least one case in forward and reverse mode.
+(harness/engine/rules/table.py) differentiated by at least one case in forward and reverse mode.
 
 One function per output row (`out[k, i]`), so that a wrong rule shows up in its own Jacobian rows
 and the oracles' worst entries name it. Each kernel's docstring gives the input domain its case

@@ -5,7 +5,7 @@ import math
 
 from numba import cuda, float64
 
-from harness.device import Const, Duplicated, Forward, Reverse, autodiff
+from harness import Const, Duplicated, Forward, Reverse, autodiff
 
 
 # ----------------------------------------------------------------------------- aliasing

@@ -23,7 +23,7 @@ KERNELS_FILE = TESTS / "kernels_for_tests.py"
 @pytest.fixture(scope="session")
 def backend(pytestconfig):
     from harness.backends import get_backend
-    from harness.plugin import backend_name
+    from harness.session.plugin import backend_name
     return get_backend(backend_name(pytestconfig))
 
 
@@ -49,7 +49,7 @@ def kernels(backend):
 @pytest.fixture
 def engine(backend):
     """A fresh engine (its plan cache is per instance)."""
-    from harness.engine.launch import Engine
+    from harness.engine.runtime.launch import Engine
     return Engine(backend)
 
 
@@ -69,7 +69,7 @@ def mark_line():
 @pytest.fixture
 def host_args():
     """Build runner-style HostArgs: host_args(("out", array, "duplicated"), ("a", np.float64(2), "active"))."""
-    from harness.inputs import HostArg
+    from harness.cases.inputs import HostArg
     from harness.model import ArgSpec, ArraySpec
 
     def build(*specs):

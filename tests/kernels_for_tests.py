@@ -382,7 +382,7 @@ def uses_predicates_and_round(out, x):
 
 def widen_with_scratch(out, x, n):
     """A loop whose carried `s` widens from int to float (so its body is lowered twice) and that
-    allocates a local array in that body (tests/test_pipeline.py)."""
+    allocates a local array in that body (tests/engine/test_pipeline.py)."""
     i = cuda.grid(1)
     s = 0
     for k in range(n):

@@ -1,4 +1,4 @@
-"""Kernels for tests/test_sim_limits.py: launch limits, diverging barriers and hung launches.
+"""Kernels for tests/suite/test_sim_limits.py: launch limits, diverging barriers and hung launches.
 
 Imported only after the backend has configured numba (see the fixture there)."""
 from numba import cuda

@@ -1,4 +1,4 @@
-"""Kernels for tests/test_reverse_schedule.py: costly partials in both arms of a branch and inside
+"""Kernels for tests/engine/test_reverse_schedule.py: costly partials in both arms of a branch and inside
 a dynamic loop (where they must stay in the reverse sweep)."""
 import math
 

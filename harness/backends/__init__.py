@@ -119,20 +119,20 @@ def get_backend(name: str | None = None):
         return _current
     prepare_environment(name)
     if name == "sim":
-        from .sim import SimBackend
+        from harness.backends.sim import SimBackend
         _current = SimBackend()
     elif name == "ptx":
-        from .ptx import PtxBackend
+        from harness.backends.ptx import PtxBackend
         _current = PtxBackend()
     else:
-        from .cuda import CudaBackend
+        from harness.backends.cuda import CudaBackend
         _current = CudaBackend()
     return _current
 
 
 def _register_default() -> None:
     """The engine's default backend (an Engine made without one) is this process-wide backend."""
-    from ..core.target import set_default_backend
+    from harness.core.target import set_default_backend
     set_default_backend(get_backend)
 
 

@@ -1,6 +1,6 @@
 """What every backend offers the launcher (the interface lives in harness/core/target.py, which
 the engine shares): arrays in, compile, launch, arrays out."""
-from ..core.target import Backend, TargetConfig  # noqa: F401
+from harness.core.target import Backend, TargetConfig  # noqa: F401
 
 
 def with_line_info(compile_fn):
@@ -48,7 +48,7 @@ class CompileMemo:
     compiled the first time."""
 
     def __init__(self, served=lambda result, seconds: "compiled"):
-        from .compile_log import CompileLog
+        from harness.backends.compile_log import CompileLog
         self.log = CompileLog()
         self._kernels: dict = {}
         self._served = served
@@ -59,7 +59,7 @@ class CompileMemo:
 
     def get(self, pyfunc, signature, config, compile_fn):
         """The compiled `pyfunc`; `compile_fn(function)` compiles the function it is given."""
-        from .compile_log import content_key, phase_of_caller, shared_code_key, shared_function
+        from harness.backends.compile_log import content_key, phase_of_caller, shared_code_key, shared_function
         import time
         key, file_key = content_key(pyfunc, signature, config), content_key(pyfunc, signature, config, by_file=True)
         try:

@@ -14,11 +14,11 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from .compile_log import function_key
+from harness.backends.compile_log import function_key
 
 
 def lock_dir() -> Path:
-    from ..core.paths import locks_dir
+    from harness.core.paths import locks_dir
     return locks_dir()
 
 

@@ -50,7 +50,7 @@ def _file_digest(path: str) -> str:
 
 def _generated(path: str) -> bool:
     """A module the engine (or a relation) generated: a content-addressed file in its cache folder."""
-    from ..engine.cache import cache_dir
+    from harness.engine.runtime.cache import cache_dir
     try:
         return Path(path).resolve().parent == cache_dir().resolve()
     except OSError:
@@ -106,7 +106,7 @@ def shared_function(pyfunc):
     if key is None:
         return pyfunc
     if key not in _shared:
-        from ..engine.cache import load_function, write_module
+        from harness.engine.runtime.cache import load_function, write_module
         path = pyfunc.__code__.co_filename
         with open(path, encoding="utf-8") as fh:
             text = fh.read()

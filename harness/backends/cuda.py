@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, CompileMemo, TargetConfig, unoptimised_if_unassemblable, with_line_info
+from harness.backends.base import Backend, CompileMemo, TargetConfig, unoptimised_if_unassemblable, with_line_info
 
 
 def _served_from(dispatcher, seconds) -> str:
@@ -33,7 +33,7 @@ class CudaBackend(Backend):
     def asarray(self, host):
         if host.flags.c_contiguous:
             return self.cp.asarray(host)
-        from ..layouts import device_view            # a view keeps its strides and offset
+        from harness.problems.layouts import device_view            # a view keeps its strides and offset
         return device_view(self, host, {})
 
     def to_host(self, arr):
@@ -49,7 +49,7 @@ class CudaBackend(Backend):
         # cache=True: kernels come from real files (generated ones are content-addressed), so a
         # second run of the suite loads every kernel from numba's on-disk cache; the lock makes a
         # worker that needs a kernel another worker is compiling wait and load it (compile_lock.py)
-        from .compile_lock import compiling
+        from harness.backends.compile_lock import compiling
         with compiling(pyfunc):
             return unoptimised_if_unassemblable(lambda opt: with_line_info(lambda lineinfo: self.cuda.jit(
                 signature, fastmath=config.fastmath, debug=config.debug, opt=opt and not config.debug,

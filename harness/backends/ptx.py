@@ -10,8 +10,8 @@ import re
 
 import numpy as np
 
-from .assemble import assemble, assembler_available
-from .base import Backend, CompileMemo, TargetConfig, unoptimised_if_unassemblable, with_line_info
+from harness.backends.assemble import assemble, assembler_available
+from harness.backends.base import Backend, CompileMemo, TargetConfig, unoptimised_if_unassemblable, with_line_info
 
 CC = (9, 0)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, CompileMemo, TargetConfig
+from harness.backends.base import Backend, CompileMemo, TargetConfig
 
 
 class SimBackend(Backend):
@@ -14,7 +14,7 @@ class SimBackend(Backend):
         if not config.ENABLE_CUDASIM:
             raise RuntimeError("the sim backend needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
         from numba import cuda
-        from . import sim_block, sim_modules, sim_warp
+        from harness.backends import sim_block, sim_modules, sim_warp
         sim_warp.install()                    # the simulator has no warp shuffles of its own
         sim_modules.install()                 # numba.cuda.grid(...) through the numba package
         sim_block.install()                   # a GPU's launch limits and barrier rules; stoppable launches
@@ -25,7 +25,7 @@ class SimBackend(Backend):
         return TargetConfig("cuda", None, fastmath, debug)    # the simulator runs CUDA semantics
 
     def asarray(self, host):
-        from ..layouts import copy_with_layout       # a view keeps its strides and offset
+        from harness.problems.layouts import copy_with_layout       # a view keeps its strides and offset
         return np.array(host, copy=True) if host.flags.c_contiguous else copy_with_layout(host)
 
     def to_host(self, arr):
@@ -42,7 +42,7 @@ class SimBackend(Backend):
         # out and refuse when not contiguous. So strided views keep their layout and arguments that
         # share memory share it inside the kernel too, as device arrays do on a GPU.
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-        from .sim_block import check_launch_dims
+        from harness.backends.sim_block import check_launch_dims
         check_launch_dims(tuple(np.atleast_1d(grid)), tuple(np.atleast_1d(block)))
         compiled[grid, block](*[FakeCUDAArray(a) if isinstance(a, np.ndarray) and a.ndim > 0 else a
                                 for a in args])
@@ -64,5 +64,5 @@ class SimBackend(Backend):
 
     @staticmethod
     def _stuck():
-        from .sim_block import still_stuck
+        from harness.backends.sim_block import still_stuck
         return still_stuck()

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from harness.errors import KernelError, KernelFaultError
+from harness.core.errors import KernelError, KernelFaultError
 
 MAX_BLOCK_THREADS = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)

@@ -38,21 +38,21 @@ def main(args) -> int:
         raise SystemExit("harness bench: run it from the project root (the folder holding kernels/)")
     if args.host:
         return _host(args, root)
-    from ..backends import get_backend
-    from .run import oracle_scaling, run_benches, table, write
-    from .suite import by_name
+    from harness.backends import get_backend
+    from harness.bench.run import oracle_scaling, run_benches, table, write
+    from harness.bench.suite import by_name
     try:
         get_backend("cuda")
     except Exception as exc:
         raise SystemExit(f"harness bench needs a CUDA GPU with cupy (or --host): {exc}")
     benches = by_name([n for n in args.only.split(",") if n])
-    from ..engine.launch import EngineOptions
+    from harness.engine.runtime.launch import EngineOptions
     options = None if args.coarsen_blocks_per_sm is None else EngineOptions(coarsen_blocks_per_sm=args.coarsen_blocks_per_sm)
     result = run_benches(benches, root, args.log2n, args.repeats, not args.no_jax, options)
     if args.oracle_scaling:
         result["oracle_scaling"] = oracle_scaling(root, _exponents(args.oracle_scaling))
     if args.oracle_device:
-        from .device_problem import device_oracle_scaling
+        from harness.bench.device_problem import device_oracle_scaling
         result["oracle_device"] = device_oracle_scaling(root, _exponents(args.oracle_device))
     write(result, Path(args.out))
     print(table(result))
@@ -76,9 +76,9 @@ def _exponents(text: str) -> list[int]:
 
 def _host(args, root: Path) -> int:
     """The measurements that need no GPU (docs/gpu.md: measured on the 2-core development host)."""
-    from .host_launch import host_launch_overhead
-    from .host_problem import host_oracle_scaling
-    from .run import write
+    from harness.bench.host_launch import host_launch_overhead
+    from harness.bench.host_problem import host_oracle_scaling
+    from harness.bench.run import write
     result = {"launch_host_us": host_launch_overhead(root),
               "oracle_host": host_oracle_scaling(_exponents(args.oracle_host))}
     write(result, Path(args.out))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..oracles.problem import StateVar
+from harness.oracles.problem import StateVar
 
 
 class DeviceAxpy:
@@ -21,7 +21,7 @@ class DeviceAxpy:
 
     def __init__(self, engine, kernel, n: int, a: float = 1.5, seed: int = 0):
         import cupy as cp
-        from ..engine.launch import LaunchConfig
+        from harness.engine.runtime.launch import LaunchConfig
         self.xp, self.engine, self.kernel, self.a = cp, engine, kernel, a
         self.config = LaunchConfig.threads(n, 256)
         rng = cp.random.RandomState(seed)
@@ -40,7 +40,7 @@ class DeviceAxpy:
         return {"out": out, "x": x, "y": y}
 
     def _derivative(self, seeds: dict, mode: str) -> dict:
-        from ..activity import Duplicated
+        from harness.core.activity import Duplicated
         cp = self.xp
         values = {k: v.copy() for k, v in self.s0.items()}
         shadows = {k: cp.asarray(seeds[k], dtype=cp.float32).copy() for k in ("out", "x", "y")}
@@ -60,10 +60,10 @@ def device_oracle_scaling(root: Path, exponents: list[int]) -> list[dict]:
     reported in its row, not raised, so one size cannot hide the others)."""
     import cupy as cp
 
-    from ..backends import get_backend
-    from ..engine.launch import Engine
-    from ..inputs import load_kernel
-    from ..oracles import run_gradient_oracles
+    from harness.backends import get_backend
+    from harness.engine.runtime.launch import Engine
+    from harness.cases.inputs import load_kernel
+    from harness.oracles import run_gradient_oracles
     engine = Engine(get_backend("cuda"))
     kernel = load_kernel("kernels/elementwise.py:axpy", root)
     rows = []

@@ -11,13 +11,13 @@ import numpy as np
 import time
 from functools import partial
 
-from .timing import host_overhead as _wall_overhead
+from harness.bench.timing import host_overhead as _wall_overhead
 
 host_overhead = partial(_wall_overhead, clock=time.process_time)   # CPU time: steadier on a shared host
 
 
 def stub_backend():
-    from ..backends import get_backend
+    from harness.backends import get_backend
     real = get_backend("ptx")
 
     class StubLaunches(type(real)):
@@ -45,9 +45,9 @@ def host_launch_overhead(root: Path, n: int = 256) -> dict:
     buffers of the same description every call, and the bound launch; primal, forward and reverse
     axpy. `python_call_floor` (building four annotated arguments and calling a Python function with
     them) is the yardstick: it says how fast this host runs Python."""
-    from ..activity import Active, Duplicated
-    from ..engine.launch import Engine, LaunchConfig
-    from ..inputs import load_kernel
+    from harness.core.activity import Active, Duplicated
+    from harness.engine.runtime.launch import Engine, LaunchConfig
+    from harness.cases.inputs import load_kernel
     engine = Engine(stub_backend())
     axpy = load_kernel("kernels/elementwise.py:axpy", root)
     cfg = LaunchConfig.threads(n, 256)

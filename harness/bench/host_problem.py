@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ..oracles.problem import StateVar
+from harness.oracles.problem import StateVar
 
 
 class HostAxpy:
@@ -48,7 +48,7 @@ class HostAxpy:
 def host_oracle_scaling(exponents: list[int]) -> list[dict]:
     """Seconds of run_gradient_oracles (FD, zero guard, dot) per mode on a numpy axpy of 2^k entries:
     wall time and this process's CPU time (on a shared host the second is the steadier)."""
-    from ..oracles import run_gradient_oracles
+    from harness.oracles import run_gradient_oracles
     rows = []
     for k in exponents:
         problem = HostAxpy(1 << k)

@@ -1,6 +1,6 @@
 """Hand-written tangent and adjoint kernels with the generated kernels' exact semantics and argument
 order (the order Engine.bind flattens: each argument, then its shadow; reverse kernels end with the
-Active buffer and the tape-overflow flag). tests/test_bench.py checks each against the engine's own
+Active buffer and the tape-overflow flag). tests/suite/test_bench.py checks each against the engine's own
 kernel on the simulator, so a benchmark ratio compares like with like.
 
 Kernels are plain functions (`harness bench` compiles them with cuda.jit); helpers are device functions.
@@ -164,7 +164,7 @@ def horner_dup_reverse(out, dout, x, dx, c, dc, spread):
 
 
 
-# Coarsened as the engine coarsens a reverse that ends in a reduction (harness/engine/coarsen.py):
+# Coarsened as the engine coarsens a reverse that ends in a reduction (harness/engine/emission/coarsen.py):
 # launched on the bound launch's capped grid, each block runs the real grid's blocks blockIdx.x,
 # blockIdx.x + gridDim.x, ... (ceil(n / blockDim.x) of them), summing in registers, and reduces once.
 def horner_dup_reverse_coarse(out, dout, x, dx, c, dc, spread):

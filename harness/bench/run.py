@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .suite import Bench, hand_launcher
-from .timing import event_time, host_overhead, wall_time
+from harness.bench.suite import Bench, hand_launcher
+from harness.bench.timing import event_time, host_overhead, wall_time
 
 MODES = ("forward", "reverse")
 
@@ -19,7 +19,7 @@ def _jax_times(bench: Bench, host_values: dict, repeats: int) -> dict:
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import jax
     import jax.numpy as jnp
-    from . import jaxref
+    from harness.bench import jaxref
     f, primals = jaxref.build(bench.jax, host_values)
     out = f(*primals)
     tangents = tuple(jnp.ones_like(p) for p in primals)
@@ -41,11 +41,11 @@ def run_benches(benches: list[Bench], root: Path, log2n: int, repeats: int, with
                 options=None) -> dict:
     import cupy as cp
 
-    from ..backends import get_backend
-    from ..engine.launch import Engine
-    from ..errors import UnsupportedError
-    from ..inputs import load_kernel
-    from . import libref
+    from harness.backends import get_backend
+    from harness.engine.runtime.launch import Engine
+    from harness.core.errors import UnsupportedError
+    from harness.cases.inputs import load_kernel
+    from harness.bench import libref
 
     backend = get_backend("cuda")
     engine = Engine(backend, options)         # options: EngineOptions (None: the defaults)
@@ -112,8 +112,8 @@ def launch_overhead(engine, root: Path) -> dict:
     followed by the synchronisation Engine.launch does, and numba's dispatcher alone."""
     import cupy as cp
 
-    from ..engine.launch import LaunchConfig
-    from ..inputs import load_kernel
+    from harness.engine.runtime.launch import LaunchConfig
+    from harness.cases.inputs import load_kernel
     axpy = load_kernel("kernels/elementwise.py:axpy", root)
     out, x, y = cp.zeros(256, np.float32), cp.ones(256, np.float32), cp.ones(256, np.float32)
     cfg = LaunchConfig.threads(256, 256)
@@ -185,8 +185,8 @@ def oracle_scaling(root: Path, exponents: list[int], backend_name: str = "cuda")
     a temporary folder, never into cases/ (a concurrent suite run would collect it)."""
     import tempfile
 
-    from ..cases import expand_runs, load_case_file
-    from ..runner import Runner
+    from harness.cases import expand_runs, load_case_file
+    from harness.execution.runner import Runner
     runner = Runner(root, backend_name)
     timer = runner.backend = LaunchTimer(runner.backend)
     pool = _device_pool() if backend_name == "cuda" else None

@@ -2,7 +2,7 @@
 with the same semantics (reference.py) and the same computation in JAX (jaxref.py).
 
 A hand-written kernel takes exactly the arguments the engine's bound launch flattens, so both are
-launched on the same buffers; tests/test_bench.py checks that they compute the same state.
+launched on the same buffers; tests/suite/test_bench.py checks that they compute the same state.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..activity import Active, Const, Duplicated
+from harness.core.activity import Active, Const, Duplicated
 
 TILE = 16          # kernels/tiled.py's tile side
 
@@ -32,7 +32,7 @@ class Bench:
     geometry: str = "1d"                  # 1d | square (2-D grid of TILE x TILE blocks over a side x side matrix)
     cap: int = 0                          # most elements (square: side * side; bodies: m) however large n is
     library: dict = field(default_factory=dict)  # mode -> {label: function of libref.py} (cuBLAS through cupy)
-    test_n: int = 150                     # the size tests/test_bench.py checks the hand kernels at
+    test_n: int = 150                     # the size tests/suite/test_bench.py checks the hand kernels at
     tile_loop: bool = False               # its dynamic loop walks one tile per block of the grid's x axis
 
     def size(self, n: int) -> int:
@@ -47,7 +47,7 @@ class Bench:
     def config(self, n: int, block: int | None = None):
         """The launch: n threads in blocks of `block`, or one thread per matrix element in
         TILE x TILE blocks on a square grid (the tiled kernels step over gridDim.x tiles)."""
-        from ..engine.launch import LaunchConfig
+        from harness.engine.runtime.launch import LaunchConfig
         k = self.size(n)
         if self.geometry == "square":
             g = -(-k // TILE)
@@ -175,7 +175,7 @@ def hand_launcher(fname, config, physical_grid=None):
     that a hand kernel has no use for are left off."""
     from numba import cuda
 
-    from . import reference
+    from harness.bench import reference
     names = (fname,) if isinstance(fname, str) else fname
     functions = [getattr(reference, n) for n in names]
     kernels = [cuda.jit(f) for f in functions]

@@ -8,6 +8,6 @@ The format is defined once, in `schema.json`; docs/case-format.md describes it i
 """
 from harness.cases.expand import apply_dtype, expand_runs
 from harness.cases.loader import case_schema, load_case_file
-from harness.errors import CaseError
+from harness.core.errors import CaseError
 
 __all__ = ["CaseError", "apply_dtype", "case_schema", "expand_runs", "load_case_file"]

@@ -1,5 +1,5 @@
 """The types a case may pass as a `type:` argument: one allow-list, shared by the loader (which
-refuses any other name) and by harness.inputs (which turns an allowed name into the object).
+refuses any other name) and by harness.cases.inputs (which turns an allowed name into the object).
 
 A `type:` value is never imported by name: it is looked up in this table, so no case file can reach
 an arbitrary module or callable (`os._exit`, `time.sleep`). Only plain scalar types are listed.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.engines.expectations import case_for
+from harness.adapters.expectations import case_for
 from harness.model import FLOAT_DTYPES, ArgSpec, Case, Run
 
 # Declared float dtypes that a run's dtype replaces. float16 is included so a half-precision

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.errors import CaseError
+from harness.core.errors import CaseError
 
 MAX_FILE_BYTES = 1 << 20         # the largest shipped case is under 3 KB
 MAX_NODES = 100_000              # YAML nodes after alias expansion (scalars, lists, mappings)

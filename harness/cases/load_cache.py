@@ -31,7 +31,7 @@ def _loader_digest() -> str:
 
 
 def _folder() -> Path | None:
-    from ..core.paths import case_load_cache_dir
+    from harness.core.paths import case_load_cache_dir
     try:
         return case_load_cache_dir()
     except OSError:

@@ -37,7 +37,7 @@ from harness.cases.allowed_types import ALLOWED_TYPES, describe_allowed
 from harness.cases.limits import MAX_ELEMENTS, MAX_KERNEL_FILE_BYTES, EventWalk, StructureProblem, read_case_text
 from harness.cases.values import check_document, dtype_problem
 from harness.cases.expand import RECAST_DTYPES
-from harness.errors import CaseError
+from harness.core.errors import CaseError
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
                            LaunchSpec, LaunchStep, LoopStep, ProgramSpec)
 
@@ -186,7 +186,7 @@ for _tag in ("binary", "timestamp", "set", "omap", "pairs"):
 def _read_yaml(path: Path, source: str, cache: bool = False) -> _LineDict:
     text = read_case_text(path, source)                  # a regular file, bounded, UTF-8
     if cache:                                            # a document another process parsed (load_cache.py)
-        from .load_cache import parsed
+        from harness.cases.load_cache import parsed
         return parsed(text, lambda t: _parse_yaml(t, source), _LineDict)
     return _parse_yaml(text, source)
 
@@ -308,7 +308,7 @@ def _validator() -> Draft202012Validator:
 
 def _validate(ctx: _Context, document: dict) -> None:
     if ctx.cache:
-        from .load_cache import known_valid, remember_valid
+        from harness.cases.load_cache import known_valid, remember_valid
         if known_valid(document):
             return
     errors = list(_validator().iter_errors(document))
@@ -953,7 +953,7 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
 
 def _build_native_kernels(ctx: _Context, doc: dict) -> dict:
     """`engines: {warp: {kernel: ...}}`: each engine's kernel in its own language, whose parameters
-    are the case's arguments, in order (harness/engines/native.py)."""
+    are the case's arguments, in order (harness/adapters/native.py)."""
     native = {}
     for name, body in doc.get("engines", {}).items():
         if "kernel" not in body:

@@ -1,6 +1,6 @@
 """Device-side automatic differentiation, callable inside kernels (Enzyme's autodiff_deferred).
 
-    from harness.device import autodiff, Reverse, Duplicated
+    from harness import autodiff, Reverse, Duplicated
 
     def df(A, dA):
         autodiff(Reverse, f, Duplicated(A, dA))
@@ -11,7 +11,7 @@ a kernel that calls it must be launched through the engine.
 """
 from __future__ import annotations
 
-from ..core.activity import Active, Const, Duplicated, DuplicatedNoNeed
+from harness.core.activity import Active, Const, Duplicated, DuplicatedNoNeed
 
 Forward = "forward"
 Reverse = "reverse"
@@ -21,4 +21,4 @@ __all__ = ["Active", "Const", "Duplicated", "DuplicatedNoNeed", "Forward", "Reve
 
 def autodiff(mode, f, *args):
     raise RuntimeError("autodiff() inside a kernel must be compiled by the harness engine: "
-                       "launch the kernel with harness.engine.launch")
+                       "launch the kernel with harness.engine.runtime.launch")

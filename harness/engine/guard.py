@@ -18,7 +18,7 @@ import os
 import traceback
 from contextlib import contextmanager
 
-from ..core.errors import EngineInternalError, HarnessError, UnsupportedError
+from harness.core.errors import EngineInternalError, HarnessError, UnsupportedError
 
 ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 BUG_MARK = "internal error of the AD engine (an engine bug, not a limit of what it can differentiate)"

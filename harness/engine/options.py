@@ -3,7 +3,7 @@ and into the code generator (codegen.Signature.options, read as EmitState.option
 
 A case's `engine:` mapping becomes this record field by field (EngineOptions.from_dict); the case
 schema's `engine` properties and docs/case-format.md's `engine` table list the same fields
-(tests/test_case_format.py, tests/test_docs.py).
+(tests/unit/test_case_format.py, tests/unit/test_docs.py).
 """
 from __future__ import annotations
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .ir import KernelIR
-from .options import EngineOptions
+from harness.engine.ir.ssa import KernelIR
+from harness.engine.options import EngineOptions
 
 if TYPE_CHECKING:                     # codegen imports the emitters; the state needs only the name
-    from .codegen import Signature
+    from harness.engine.emission.codegen import Signature
 
 
 @dataclass

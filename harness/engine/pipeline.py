@@ -20,16 +20,17 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from . import analysis, coarsen, gather
-from .analysis import extremum_atomics
-from . import nested as device
-from .emit_state import differentiable_arrays
-from .codegen import Signature, describe, function_text, generate, module_text
-from .ir import Assign, Load, walk
-from .nested import record_inlined_calls
-from .normalize import lower_kernel
-from .pass_state import PassState
-from .verify import verify
+from harness.engine.analyses import activity as analysis, gather
+from harness.engine.emission import coarsen
+from harness.engine.analyses.activity import extremum_atomics
+from harness.engine.runtime import nested as device
+from harness.engine.emission.emit_state import differentiable_arrays
+from harness.engine.emission.codegen import Signature, describe, function_text, generate, module_text
+from harness.engine.ir.ssa import Assign, Load, walk
+from harness.engine.runtime.nested import record_inlined_calls
+from harness.engine.frontend.normalize import lower_kernel
+from harness.engine.pass_state import PassState
+from harness.engine.ir.verify import verify
 
 
 def lower(st: PassState):

@@ -12,7 +12,7 @@
 - `option_defaults`: engine option values that replace EngineOptions' defaults (a case's own
   `engine:` options still win).
 
-Everything else about the engine is fixed. The mutation self-test (harness/mutations.py) plants
+Everything else about the engine is fixed. The mutation self-test (harness/selftest/mutants.py) plants
 every bug by replacing an entry here, so a refactor that moves code cannot silently disarm it.
 """
 from __future__ import annotations
@@ -45,12 +45,12 @@ class Seams:
 
 
 def default_seams() -> Seams:
-    from . import rules
-    from .analysis import mark_taped_loads
-    from .ownership import owned_arrays
-    from .emit_adjoints import ADJOINT_EMITTERS
-    from .launch_cache import fingerprint
-    from .memory import check_arguments
+    from harness.engine.rules import table as rules
+    from harness.engine.analyses.activity import mark_taped_loads
+    from harness.engine.analyses.ownership import owned_arrays
+    from harness.engine.emission.emit_adjoints import ADJOINT_EMITTERS
+    from harness.engine.runtime.launch_cache import fingerprint
+    from harness.engine.analyses.memory import check_arguments
     return Seams(rules=MappingProxyType(rules.PARTIALS), emitters=MappingProxyType(ADJOINT_EMITTERS),
                  owned_arrays=owned_arrays, mark_taped_loads=mark_taped_loads,
                  launch_fingerprint=fingerprint, check_arguments=check_arguments)

@@ -2,7 +2,7 @@
 
 Each kernel is written as a real kernel file and case file (kernels/fz_<seed>.py,
 cases/fz_<seed>.yaml) under a work folder, loaded with the case loader and run in forward and
-reverse mode by `harness.runner.Runner` on the simulator, so a fuzz run is judged exactly as a
+reverse mode by `harness.execution.runner.Runner` on the simulator, so a fuzz run is judged exactly as a
 case in cases/ is (finite differences in float64, the dot test, the zero guard, the relations).
 
 Each run is one of:
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import yaml
 
-from ..policy import BUG_STATES, State
-from .grammar import FuzzKernel, generate
+from harness.policy import BUG_STATES, State
+from harness.fuzz.grammar import FuzzKernel, generate
 
 REFUSALS = ("UnsupportedError", "ActivityError")
 WRONG = BUG_STATES - {State.ERROR}                             # a wrong gradient; an ERROR is a crash
@@ -134,7 +134,7 @@ def refusal_reason(message: str) -> str:
 # mode still agree (the dot test), the run says nothing about the derivative either way.
 NON_SMOOTH = "finite differences change with the step size"
 MODES_DISAGREE = "forward and reverse disagree"
-from ..oracles.checks import PRECISION_DIVERGES  # noqa: E402  (float32 and float64 programs branch apart)
+from harness.oracles.checks import PRECISION_DIVERGES  # noqa: E402  (float32 and float64 programs branch apart)
 
 
 def classify(outcome) -> tuple[str, str]:
@@ -153,15 +153,15 @@ def classify(outcome) -> tuple[str, str]:
 
 class Fuzzer:
     def __init__(self, work: Path, findings: Path, timeout_s: float = 120.0):
-        from ..backends import get_backend
+        from harness.backends import get_backend
         get_backend("sim")                            # before anything imports numba
-        from ..runner import Runner
+        from harness.execution.runner import Runner
         self.work, self.findings = Path(work), Path(findings)
         self.work.mkdir(parents=True, exist_ok=True)
         self.runner = Runner(self.work, "sim", timeout_s=timeout_s)
 
     def run_seed(self, seed: int) -> Tally:
-        from ..cases import expand_runs, load_case_file
+        from harness.cases import expand_runs, load_case_file
         tally = Tally(kernels=1)
         fk = generate(seed)
         tally.features.update(fk.features)

@@ -65,10 +65,10 @@ def _worker(args) -> object:
     if engines != ["bundled"] or backend != "sim":
         from functools import partial
 
-        from .differential import run_seeds as differential
+        from harness.fuzz.differential import run_seeds as differential
         run_seeds = partial(differential, engines=engines, backend=backend)
     else:
-        from .campaign import run_seeds
+        from harness.fuzz.campaign import run_seeds
     done = [0]
 
     def progress(t):
@@ -88,45 +88,45 @@ def run_fuzz(args) -> int:
             print("harness fuzz: --syntax builds kernels without running them: --backend ptx or sim", file=sys.stderr)
             return 2
         args.backend = args.backend or "ptx"
-        from .syntax import run_syntax_fuzz
+        from harness.fuzz.syntax import run_syntax_fuzz
         return run_syntax_fuzz(args)
     if args.backend == "ptx":
         print("harness fuzz: a campaign runs its kernels: --backend sim or cuda (ptx is for --syntax)", file=sys.stderr)
         return 2
     args.backend = args.backend or "sim"
-    from ..engines import parse_engines
+    from harness.adapters import parse_engines
     try:
         engines = parse_engines(args.engine)
     except ValueError as exc:
         print(f"harness fuzz: {exc}", file=sys.stderr)
         return 2
     if args.triage:
-        from ..backends import get_backend
+        from harness.backends import get_backend
         get_backend("sim")
-        from .findings import triage
+        from harness.fuzz.findings import triage
         records = triage(Path(args.triage), Path(args.output), Path.cwd(), Path(args.log) if args.log else None)
         print(f"{len(records)} distinct findings; {Path(args.output) / 'campaign.md'}")
         return 0
     if args.summarize:
-        from .campaign import summarize_log
+        from harness.fuzz.campaign import summarize_log
         print(summarize_log(Path(args.summarize)).summary())
         return 0
     if args.show is not None:
         import yaml
-        from .campaign import case_document
-        from .differential import profile_for
-        from .grammar import generate
+        from harness.fuzz.campaign import case_document
+        from harness.fuzz.differential import profile_for
+        from harness.fuzz.grammar import generate
         fk = generate(args.show, profile_for(engines))
         print(fk.source)
         print(yaml.safe_dump(case_document(fk, f"fz_{args.show}"), sort_keys=False, default_flow_style=None))
         return 0
-    from .campaign import Tally
+    from harness.fuzz.campaign import Tally
     seeds = list(range(args.seed, args.seed + args.count))
     if args.resume:
         if not args.log:
             print("harness fuzz: --resume needs --log", file=sys.stderr)
             return 2
-        from .campaign import logged_seeds
+        from harness.fuzz.campaign import logged_seeds
         done = logged_seeds(Path(args.log))
         seeds = [s for s in seeds if s not in done]
         print(f"harness fuzz: resuming, {len(seeds)} of {args.count} seeds left", file=sys.stderr)
@@ -141,7 +141,7 @@ def run_fuzz(args) -> int:
                   for k in range(jobs)]
         total = Tally()
         if args.dask or args.scheduler:
-            from .distributed import run_on_dask
+            from harness.fuzz.distributed import run_on_dask
             total = run_on_dask(seeds, work, Path(args.findings), engines, args.backend,
                                 Path(args.log) if args.log else None, workers=args.jobs, scheduler=args.scheduler,
                                 say=lambda s: print(s, file=sys.stderr, flush=True))

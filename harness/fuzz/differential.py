@@ -25,9 +25,9 @@ from pathlib import Path
 
 import yaml
 
-from ..policy import State
-from .campaign import Tally, classify, write_kernel
-from .grammar import FuzzKernel, generate
+from harness.policy import State
+from harness.fuzz.campaign import Tally, classify, write_kernel
+from harness.fuzz.grammar import FuzzKernel, generate
 
 ADAPTERS = ("warp", "taichi")
 # Warp compiles each generated kernel's module at this optimization level (Warp's default is 3): a
@@ -70,9 +70,9 @@ class DifferentialFuzzer:
 
     def __init__(self, work: Path, findings: Path, engines=("bundled",) + ADAPTERS, backend: str = "sim",
                  timeout_s: float = 120.0, profile: str | None = None):
-        from ..backends import get_backend
+        from harness.backends import get_backend
         get_backend(backend)                          # before anything imports numba
-        from ..runner import Runner
+        from harness.execution.runner import Runner
         self.engines, self.backend = tuple(engines), backend
         self.profile = profile or profile_for(engines)
         self.work, self.findings = Path(work), Path(findings)
@@ -82,7 +82,7 @@ class DifferentialFuzzer:
             self.runner.engine({}, "warp").optimization_level = WARP_OPTIMIZATION_LEVEL
 
     def run_seed(self, seed: int) -> Tally:
-        from ..cases import expand_runs, load_case_file
+        from harness.cases import expand_runs, load_case_file
         tally = Tally(kernels=1)
         fk = generate(seed, self.profile)
         tally.features.update(fk.features)
@@ -130,17 +130,17 @@ class DifferentialFuzzer:
 
 
 def system_name(engine: str) -> str:
-    from .. import engines
+    from harness import adapters as engines
     return {"warp": "Warp", "taichi": "Taichi"}.get(engine, engine) + " " + engines.version(engine)
 
 
 def _reason(message: str) -> str:
-    from .campaign import refusal_reason
+    from harness.fuzz.campaign import refusal_reason
     return refusal_reason(message.removeprefix("UnsupportedError: "))
 
 
 def run_seeds(seeds, work: Path, findings: Path, engines, backend: str = "sim", progress=None,
               log: Path | None = None) -> Tally:
     """`campaign.run_seeds` for several engines: one JSON line per kernel in `log`."""
-    from . import campaign
+    from harness.fuzz import campaign
     return campaign.run_seeds(seeds, work, findings, progress, log, DifferentialFuzzer(work, findings, engines, backend))

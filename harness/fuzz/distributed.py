@@ -1,4 +1,4 @@
-"""Campaigns on Dask distributed: fuzz seeds (one task each, here) and mutants (harness/mutation_run.py)
+"""Campaigns on Dask distributed: fuzz seeds (one task each, here) and mutants (harness/selftest/campaign.py)
 through one runner, `run_tasks`, with results streamed into the caller's log.
 
 `harness fuzz --dask` runs a `LocalCluster` of `-j` worker processes (one thread each: the
@@ -20,7 +20,7 @@ import json
 import os
 from pathlib import Path
 
-from .campaign import Tally
+from harness.fuzz.campaign import Tally
 
 ALLOWED_FAILURES = 2        # worker deaths a seed may cause before it is recorded instead of retried
 KILL_ENV = "HARNESS_FUZZ_PLANT_KILL"    # tests: seeds (comma-separated) whose task kills its worker
@@ -35,10 +35,10 @@ def seed_task(seed: int, work: str, findings: str, engines: tuple, backend: str)
     key = (work, findings, engines, backend)
     if key not in _fuzzers:
         if engines == ("bundled",) and backend == "sim":
-            from .campaign import Fuzzer
+            from harness.fuzz.campaign import Fuzzer
             _fuzzers[key] = Fuzzer(Path(work) / f"w{os.getpid()}", Path(findings))
         else:
-            from .differential import DifferentialFuzzer
+            from harness.fuzz.differential import DifferentialFuzzer
             _fuzzers[key] = DifferentialFuzzer(Path(work) / f"w{os.getpid()}", Path(findings), engines, backend)
     return {"seed": seed, **_fuzzers[key].run_seed(seed).to_json()}
 

@@ -17,7 +17,7 @@
 """
 from __future__ import annotations
 
-from ..policy import FIXED
+from harness.policy import FIXED
 
 import ast
 import re
@@ -117,7 +117,7 @@ def reduce_finding(f: Finding, root: Path, budget: int, deadline_s: float, log=p
     """(reduced kernel source, reduced case dict, signature) of one finding, through its engine."""
     import copy
 
-    from harness.runner import Runner
+    from harness.execution.runner import Runner
     from harness.tools.common import load_runs
     from harness.tools.reduce import ModuleContext, Reducer, one_run_case
     spec = f"{f.case}::{f.run}"
@@ -157,13 +157,13 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
            deadline_s: float = 300, say=print) -> list[dict]:
     """Steps 1-4 of the module's doc; returns one record per distinct finding."""
     from harness.cases import expand_runs, load_case_file
-    from harness.runner import Runner
+    from harness.execution.runner import Runner
     from harness.tools.reduce import case_text
 
     import os
 
-    from . import reproducer
-    # Each adapter run of a candidate in a child process of its own (harness/engines/isolation.py): a
+    from harness.fuzz import reproducer
+    # Each adapter run of a candidate in a child process of its own (harness/adapters/isolation.py): a
     # shrunk shape can index past an array, which Warp's and Taichi's CPU devices do not check, and a
     # heap corruption there ("corrupted size vs. prev_size") killed the whole triage.
     os.environ.setdefault("HARNESS_ISOLATE_ENGINES", "1")
@@ -193,7 +193,7 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
         case["title"] = f"{f.engine} {f.mode}: {f.oracle} with {', '.join(signature[3]) or 'plain arithmetic'} (fuzzing)"
         case["description"] = f"Found by `harness fuzz` ({f.case.stem}, {f.run}): {f.message[:300]}"
         if f.engine != "bundled":
-            from .differential import FOUND_BY_FUZZING, system_name
+            from harness.fuzz.differential import FOUND_BY_FUZZING, system_name
             case["engines"] = {f.engine: {"expect": {"xfail": {"reason": f"{system_name(f.engine)}: {FOUND_BY_FUZZING}"}}}}
         case_path = out / "cases" / f"{name}.yaml"
         case_path.write_text(case_text(case))
@@ -232,7 +232,7 @@ def campaign_page(records: list[dict], log_file: Path | None) -> str:
     """The campaign's page: distinct findings per engine and construct, refusals, throughput."""
     lines = ["# Differential fuzz campaign", ""]
     if log_file and Path(log_file).exists():
-        from .campaign import summarize_log
+        from harness.fuzz.campaign import summarize_log
         t = summarize_log(Path(log_file))
         rate = t.kernels / t.seconds * 60 if t.seconds else 0
         lines += [f"{t.kernels} kernels, {t.runs} runs, {t.passes} pass, {sum(t.refusals.values())} refusals, "

@@ -17,7 +17,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from harness.engine.ops import OPS
+from harness.engine.rules.ops import OPS
 
 # Unary rules on any real argument `{0}` (an atom): bounded, inside every domain, away from kinks.
 UNARY = [
@@ -268,7 +268,7 @@ def _nested(seed: int, rng: random.Random, dtype: str) -> FuzzKernel:
     w.emit(f"out[i] = {w.expr(2)} + 0.5 * x[i]{_uses(w)}")
     source = "\n".join([
         "import math", "", "from numba import cuda", "",
-        "from harness.device import Const, Duplicated, Forward, Reverse, autodiff", "", "",
+        "from harness import Const, Duplicated, Forward, Reverse, autodiff", "", "",
         "def f(out, x, i, n):", *w.lines, "", "",
         "def kernel(out, dout, x, dx, n):",
         "    i = cuda.grid(1)",

@@ -372,7 +372,7 @@ def _load(sk: SyntaxKernel, work: Path):
 
 def _arguments(backend, seed: int):
     import numpy as np
-    from ..core.activity import Const, Duplicated
+    from harness.core.activity import Const, Duplicated
     rng = np.random.default_rng(seed)
     arr = backend.asarray
     return (Duplicated(arr(np.zeros(N)), arr(np.ones(N))), Duplicated(arr(rng.uniform(-1, 1, N)), arr(np.zeros(N))),
@@ -382,9 +382,9 @@ def _arguments(backend, seed: int):
 def check_kernel(sk: SyntaxKernel, backend, work: Path) -> SyntaxResult:
     """Build `sk`'s primal (numba's compile on a compiling backend), forward and reverse plans."""
     import traceback as tb
-    from ..core.errors import EngineInternalError, HarnessError, UnsupportedError
-    from ..engine.launch import Engine, LaunchConfig
-    from .campaign import refusal_reason
+    from harness.core.errors import EngineInternalError, HarnessError, UnsupportedError
+    from harness.engine.runtime.launch import Engine, LaunchConfig
+    from harness.fuzz.campaign import refusal_reason
     kernel = _load(sk, work)
     engine = Engine(backend)
     config = LaunchConfig.of(1, N)
@@ -447,7 +447,7 @@ def run_syntax_fuzz(args) -> int:
     which kernels are valid), or on the simulator with --backend sim."""
     import tempfile
     import time
-    from ..backends import get_backend, prepare_environment
+    from harness.backends import get_backend, prepare_environment
     name = getattr(args, "backend", None) or "ptx"
     prepare_environment(name)
     backend = get_backend(name)

@@ -21,7 +21,7 @@ from pathlib import Path
 def measure(workers: int, seeds: list[int]) -> dict:
     from distributed import Client, LocalCluster
 
-    from .distributed import run_on_dask
+    from harness.fuzz.distributed import run_on_dask
     with tempfile.TemporaryDirectory(prefix="harness-fuzz-tp-") as tmp, \
             LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from harness.errors import UnsupportedError
+from harness.core.errors import UnsupportedError
 from harness.model import OracleVerdict, WorstEntry
 from harness.oracles.fd import (
     argument_steps, base_state, central_difference, copy_values, halved, largest_step,

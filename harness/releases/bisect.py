@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..results import read_results
-from .envs import ensure
-from .run import run_release
+from harness.results.store import read_results
+from harness.releases.envs import ensure
+from harness.releases.run import run_release
 
 
 @dataclass

@@ -6,12 +6,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..results import atomic_write_text, read_results
-from .bisect import bisect_run
-from .envs import DISTRIBUTIONS, ReleaseEnvError, available, ensure, last_of_each_minor, version_key
-from .matrix import build_matrix, markdown, replace_section
-from .page import render
-from .run import run_release
+from harness.results.store import atomic_write_text, read_results
+from harness.releases.bisect import bisect_run
+from harness.releases.envs import DISTRIBUTIONS, ReleaseEnvError, available, ensure, last_of_each_minor, version_key
+from harness.releases.matrix import build_matrix, markdown, replace_section
+from harness.releases.page import render
+from harness.releases.run import run_release
 
 
 def _versions(engine: str, versions: list, minors: str | None) -> list:

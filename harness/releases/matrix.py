@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..model import Outcome
-from ..policy import RELEASE_RIGHT, RELEASE_WRONG
-from .envs import version_key
+from harness.model import Outcome
+from harness.policy import RELEASE_RIGHT, RELEASE_WRONG
+from harness.releases.envs import version_key
 
 
 @dataclass

@@ -9,10 +9,10 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from ..policy import STATES
-from ..report.state_chart import STATE_FILL
-from ..report.svg import text_width
-from .matrix import ReleaseMatrix
+from harness.policy import STATES
+from harness.report.state_chart import STATE_FILL
+from harness.report.svg import text_width
+from harness.releases.matrix import ReleaseMatrix
 
 _CSS = Path(__file__).resolve().parent.parent / "report" / "templates" / "report.css"
 

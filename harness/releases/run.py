@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..results import read_results
-from .envs import ReleaseEnv
+from harness.results.store import read_results
+from harness.releases.envs import ReleaseEnv
 
 
 @dataclass

@@ -16,7 +16,7 @@ from harness.model import STATES, Outcome
 from harness.report.categories import load_rules
 from harness.report.compare import ResultsDiff, latest_by_key
 from harness.report.render import build_view, render_view
-from harness.results import atomic_write_text, read_results
+from harness.results.store import atomic_write_text, read_results
 
 __all__ = ["ReportResult", "build_report", "load_bench", "read_many", "summary_line", "write_report"]
 
@@ -51,7 +51,7 @@ def read_many(paths: Iterable[str | Path], session: str | None = None
     """Merge results files in order: (per-file meta, all outcomes, warnings).
 
     A later record with the same (run id, backend) replaces an earlier one, also across files.
-    With `session`, only that session's records count (see harness/sessions.py).
+    With `session`, only that session's records count (see harness/session/folders.py).
     """
     metas, outcomes, warnings = [], [], []
     for path in paths:

@@ -8,9 +8,9 @@ import argparse
 import sys
 
 from harness.report import write_report
-from harness.record_check import printable
+from harness.results.record_check import printable
 from harness.report.categories import CategoryConfigError
-from harness.session_output import OutputOptionError, check_report_target
+from harness.session.output import OutputOptionError, check_report_target
 
 
 def add_report_parser(subparsers) -> argparse.ArgumentParser:

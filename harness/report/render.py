@@ -30,7 +30,7 @@ import jinja2
 from markupsafe import Markup
 
 from harness.core.paths import generated_source_dirs
-from harness.labels import pair_labels
+from harness.report.labels import pair_labels
 from harness.model import MODES, STATES, JobRecord, OracleVerdict, Outcome
 from harness.report import svg
 from harness.report.state_chart import state_bars

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.errors import CaseError
+from harness.core.errors import CaseError
 
 
 class ToolError(Exception):

@@ -5,7 +5,7 @@ it prints the block.
 
 The results come from `pytest cases --backend sim --engine warp,taichi --results RESULTS` (or a
 release run's file, reports/releases/ENGINE/VERSION.jsonl); the block names the git revision they
-were measured at. tests/test_docs.py checks the block's form and the command on a small input.
+were measured at. tests/unit/test_docs.py checks the block's form and the command on a small input.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.engines.table import engine_rates
+from harness.adapters.table import engine_rates
 
 MARKERS = ("<!-- engine-counts -->", "<!-- /engine-counts -->")
 COMMAND = "python -m harness.tools.engine_counts"

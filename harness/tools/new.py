@@ -275,8 +275,8 @@ def run_once(case_file: Path, root: Path, backend_name: str) -> int:
     from harness.backends import resolve
     backend = resolve(backend_name)
     start_backend(backend)
-    from harness.explain import explain_outcome
-    from harness.runner import Runner
+    from harness.report.explain import explain_outcome
+    from harness.execution.runner import Runner
     from harness.tools.common import load_runs
     try:
         _, runs = load_runs(str(case_file), root, backend)

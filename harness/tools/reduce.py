@@ -19,7 +19,7 @@ file and YAML case (default folder cases/reduced/). The same works on any case f
 project, such as the kernel fuzzer's findings (a YAML case beside its kernel file).
 
 With `--mutant NAME` every run, the first included, happens with that planted bug in the engine
-(harness/mutations.py): the reproducer then fails under the mutant and passes without it.
+(harness/selftest/mutants.py): the reproducer then fails under the mutant and passes without it.
 """
 from __future__ import annotations
 
@@ -434,7 +434,7 @@ class Reducer:
     def evaluate(self, candidate: Candidate):
         """The outcome of the candidate's one run (None when its case does not even load)."""
         from harness.cases import expand_runs, load_case_file
-        from harness.errors import CaseError
+        from harness.core.errors import CaseError
         self.tried += 1
         stem = f"c{self.tried:04d}"
         kernel = self.work / f"{stem}.py"
@@ -602,7 +602,7 @@ def run_reduce(args) -> int:
         print(f"harness reduce: error: {exc}")
         return 2
     start_backend(args.backend)
-    from harness.runner import Runner
+    from harness.execution.runner import Runner
     with _planted(args.mutant) as planted:
         if planted is False:
             return 2
@@ -646,13 +646,13 @@ def run_reduce(args) -> int:
 
 @contextlib.contextmanager
 def _planted(name: str | None):
-    """The mutant's seams (its public entry point, harness.mutations.get_mutant; None without a
+    """The mutant's seams (its public entry point, harness.selftest.mutants.get_mutant; None without a
     mutant, False for an unknown one), with the simulator's threads interleaved for the race
     mutants as the mutation campaign does."""
     if not name:
         yield None
         return
-    from harness.mutations import get_mutant, interleaved_threads
+    from harness.selftest.mutants import get_mutant, interleaved_threads
     try:
         mutant = get_mutant(name)
     except KeyError as exc:

@@ -89,7 +89,7 @@ def run_show(args) -> int:
     outcomes = None
     if not args.static:
         start_backend(backend)
-        from harness.runner import Runner
+        from harness.execution.runner import Runner
         runner = Runner(root, backend)
         outcomes = {run.run_id: runner.execute(run) for run in runs}
     print("\n".join(show_lines(path, runs, root, outcomes)))

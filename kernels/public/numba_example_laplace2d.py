@@ -12,7 +12,7 @@ Edit for the harness (not the engine): the kernel's eager signature is kept as a
 kernel is decorated with plain @cuda.jit (compiled lazily for the same argument types). An eagerly
 compiled kernel binds to a CUDA context at import, and the project's compile-only ptx tier, which
 runs without a GPU, then fails to import the module (CudaSupportError at the decorator, through
-harness/inputs.py import_file). Restore the published decorator once that tier can import it.
+harness/cases/inputs.py import_file). Restore the published decorator once that tier can import it.
 """
 import numpy as np
 import time

@@ -1,0 +1,1 @@
+"""Checks that launch variants of a run: activity relations, nondeterminism, the primal reference, stated values."""

@@ -1,0 +1,1 @@
+"""Analyses over the SSA form: activity, index ownership, memory, barriers, gathers."""

@@ -1,0 +1,301 @@
+"""Analyses over the SSA form: activity (which values carry derivatives) and index ownership
+(which array adjoints each thread may update without atomics).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.core.errors import ActivityError, UnsupportedError
+from harness.engine.ir.ssa import Atomic, Assign, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
+from harness.engine.rules.table import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
+from harness.engine.ir.types import is_float
+from harness.engine.analyses.shared_replay import replayed_shared
+
+DIFFERENTIABLE = ("duplicated", "duplicated_no_need", "batch_duplicated", "active")
+SHUFFLES = ("shfl", "shfl_up", "shfl_down", "shfl_xor")      # args: (mask, value, lane or delta)
+
+
+# ----------------------------------------------------------------------------- activity
+
+def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
+    """SSA values that depend on a differentiable input (forward activity analysis).
+
+    Structured ifs need one pass in program order; loops feed their carried registers back, so
+    the pass repeats until nothing new becomes varied (the lattice is finite: a few passes).
+    """
+    varied = {p.name for p in ir.params if p.kind == "scalar" and activity[p.name] in DIFFERENTIABLE
+              and is_float(p.dtype)}
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Nested):
+                raise UnsupportedError("a kernel that calls autodiff on the device cannot itself be "
+                                       "differentiated (higher-order derivatives are not supported)",
+                                       file=file_of(ir, s), line=s.line)
+            if isinstance(s, Assign):
+                if ir.types.get(s.target) == "float16" and isinstance(s.expr, Prim) and \
+                        any(isinstance(a, str) and a in varied for a in s.expr.args):
+                    raise UnsupportedError(f"cannot differentiate `{s.expr.op}`: {NO_RULE_MESSAGE['cast_float16']}",
+                                           file=ir.file, line=s.line)
+                if not is_float(ir.types.get(s.target, "int64")) or s.target in ir.nodiff:
+                    continue
+                e = s.expr
+                if isinstance(e, Load):
+                    if activity[e.array] in DIFFERENTIABLE:
+                        varied.add(s.target)
+                elif isinstance(e, Prim) and any(isinstance(a, str) and a in varied for a in e.args):
+                    if e.op in PIECEWISE_CONSTANT:
+                        continue
+                    if e.op == "custom":
+                        if any(isinstance(a, str) and a in varied for a in e.args[1:]):
+                            varied.add(s.target)
+                        continue
+                    if e.op in SHUFFLES:
+                        if isinstance(e.args[1], str) and e.args[1] in varied:
+                            varied.add(s.target)
+                        continue
+                    if e.op not in PARTIALS:
+                        why = NO_RULE_MESSAGE.get(e.op, "no derivative rule is registered for it")
+                        raise UnsupportedError(f"cannot differentiate `{e.op}`: {why}", file=file_of(ir, s), line=s.line)
+                    varied.add(s.target)
+            elif isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+                for target, a, b in s.phis:
+                    if is_float(ir.types[target]) and (a in varied or b in varied):
+                        varied.add(target)
+            elif isinstance(s, Atomic) and activity.get(s.array) in DIFFERENTIABLE:
+                if s.op in ("max", "min"):
+                    check_extremum(ir, s)
+            elif isinstance(s, Loop):
+                visit(s.header)
+                visit(s.body)
+                for reg, nxt in s.carried:
+                    if is_float(ir.types[reg]) and isinstance(nxt, str) and nxt in varied:
+                        varied.add(reg)
+
+    while True:
+        before = len(varied)
+        visit(ir.body)
+        if len(varied) == before:
+            break
+    _refuse_atomic_results(ir, activity)
+    return varied
+
+
+def _used_atoms(ir: KernelIR) -> set[str]:
+    used = set()
+    for s in walk(ir.body):
+        if isinstance(s, Assign):
+            e = s.expr
+            used |= {a for a in getattr(e, "args", ()) if isinstance(a, str)}
+            used |= {a for a in getattr(e, "index", ()) if isinstance(a, str)}
+            used |= {a for a in (getattr(e, "partials", None) or ()) if isinstance(a, str)}
+        elif isinstance(s, (Store, Atomic)):
+            used |= {a for a in s.index if isinstance(a, str)}
+            if isinstance(s.value, str):
+                used.add(s.value)
+        elif isinstance(s, If):
+            if isinstance(s.cond, str):
+                used.add(s.cond)
+            used |= {a for _, x, y in s.phis for a in (x, y) if isinstance(a, str)}
+        elif isinstance(s, Loop):
+            used |= {a for _, v in s.carried for a in [v] if isinstance(a, str)}
+            used |= {a for a in (s.start, s.stop, s.cond) if isinstance(a, str)}
+    used |= {a for a in ir.returns if isinstance(a, str)}
+    return used
+
+
+def _refuse_atomic_results(ir: KernelIR, activity) -> None:
+    used = _used_atoms(ir)
+    for s in walk(ir.body):
+        if isinstance(s, Atomic) and activity.get(s.array) in DIFFERENTIABLE and s.target in used:
+            raise UnsupportedError(
+                f"the value returned by cuda.atomic.{s.op} on differentiable '{s.array}' depends on the order "
+                "in which threads arrive; its derivative is refused", file=file_of(ir, s), line=s.line)
+
+
+def mark_taped_loads(ir: KernelIR) -> None:
+    """The reverse sweep replays each loop iteration without its stores, so a value that replay
+    cannot recompute goes on the tape, per iteration: a load from an array the kernel also writes
+    (the array holds its final values by then) and the old value an atomic returned (the atomic
+    is a store, not replayed). Everything else in an iteration is recomputed from the taped
+    registers and loads. A shared tile that a block-uniform loop stages and then reads
+    (shared_replay.py) is the exception: the replay stores the iteration's tile again, so its
+    reads, nested loops included, read shared memory instead of the tape."""
+    stored = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    used = _used_atoms(ir)
+
+    def replay_needs_tape(t, replayed) -> str | None:
+        if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored \
+                and t.expr.array not in replayed:
+            return f"'{t.expr.array}' is read in a nested loop and written by the kernel"
+        if isinstance(t, Atomic) and t.target in used:
+            return f"the value returned by cuda.atomic.{t.op} is used in a nested loop"
+        return None
+
+    def visit(stmts, depth, replayed):
+        for s in stmts:
+            if isinstance(s, If):
+                visit(s.body, depth, replayed)
+                visit(s.orelse, depth, replayed)
+            elif isinstance(s, Loop):
+                if depth == 0:
+                    s.replayed_shared = replayed_shared(ir, s)
+                inner_replayed = replayed | s.replayed_shared
+                for inner in list(s.header) + list(s.body):
+                    for t in walk([inner]):
+                        why = replay_needs_tape(t, inner_replayed)
+                        if why is None:
+                            continue
+                        if depth > 0 or any(t is x for x in _nested_loop_stmts(s)):
+                            raise UnsupportedError(f"{why}: the reverse sweep cannot replay that value",
+                                                   file=file_of(ir, t), line=t.line)
+                        s.taped_loads.add(t.target)
+                visit(s.body, depth + 1, inner_replayed)
+
+    visit(ir.body, 0, frozenset())
+
+
+def _nested_loop_stmts(loop: Loop):
+    for s in walk(loop.body):
+        if isinstance(s, Loop):
+            yield from walk(s.header)
+            yield from walk(s.body)
+
+
+def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str]) -> None:
+    """A Const array that stores a differentiable value and is read back would drop that value's
+    derivative silently; refuse it and name the argument instead."""
+    stored = {}
+    loaded = set()
+    for s in walk(ir.body):
+        if isinstance(s, Store) and activity[s.array] == "const" and isinstance(s.value, str) \
+                and s.value in varied:
+            stored.setdefault(s.array, (file_of(ir, s), s.line))
+        if isinstance(s, Assign) and isinstance(s.expr, Load):
+            loaded.add(s.expr.array)
+    for name, (file, line) in stored.items():
+        if name in loaded:
+            pos = [p.name for p in ir.params].index(name)
+            raise ActivityError(
+                f"{file}:{line}: argument {pos} ('{name}') is Const but stores a differentiable value "
+                f"that the kernel reads back; mark it duplicated so its derivative is carried",
+                argument=pos, param=name)
+
+
+# ----------------------------------------------------------------------------- index ownership
+
+
+from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, owned_arrays  # noqa: E402  (index sets)
+
+
+def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
+    """An atomic max/min on a differentiable array is differentiated through its winner: the
+    contribution that became the final value (on a tie, the lowest thread, then its earliest
+    statement; the initial value on a tie with it). Finding the winner takes two passes over the
+    grid before the derivative launch, which replay the kernel without its stores; that replay sees
+    the same values only when the kernel reads no array it writes. The winner is recorded per
+    thread and statement, so each statement must run at most once per thread: not inside a dynamic
+    loop (loops elsewhere in the kernel are replayed as written). Anything else is refused, naming
+    the line."""
+    def refuse(why: str):
+        raise UnsupportedError(f"cuda.atomic.{atomic.op} on differentiable '{atomic.array}': {why}",
+                               file=file_of(ir, atomic), line=atomic.line)
+    params = {p.name for p in ir.params if p.kind == "array"}
+    loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
+    stored = {s.array for s in walk(ir.body) if isinstance(s, Store)}
+    atomics = {s.array for s in walk(ir.body) if isinstance(s, Atomic)}
+    loop = enclosing_loop(ir, atomic)
+    if loop is not None:
+        refuse(f"it is inside the dynamic loop at line {loop.line}, so a thread may apply it once per iteration; "
+               "the winner is found per thread and statement, not per iteration")
+    if atomic.array in loaded or atomic.array in stored:
+        refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
+    referenced = referenced_names(ir.body)
+    olds = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.target in referenced]
+    if olds:       # the replay passes skip atomics, so an old value would be undefined there
+        refuse(f"the kernel uses the old value of the atomic at line {olds[0].line}, which the replay that finds "
+               "the winner cannot reproduce")
+    others = sorted({s.op for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array} - {atomic.op})
+    if others:     # add then min differs from min then add: the final value depends on the thread order
+        refuse(f"the kernel also applies atomic {', '.join(others)} to it, so its final value depends on the "
+               "order in which threads arrive")
+    both = sorted((loaded & (stored | atomics)) & params)
+    if both:       # the replay skips stores and atomics, so such a read would see other values
+        refuse(f"the kernel reads arrays it writes ({', '.join(both)}), so a replay cannot see the values "
+               "the atomic saw")
+
+
+def enclosing_loop(ir: KernelIR, stmt):
+    """The innermost dynamic loop whose header or body holds `stmt`, or None."""
+    found = None
+    for s in walk(ir.body):
+        if isinstance(s, Loop) and any(t is stmt for t in walk(list(s.header) + list(s.body))):
+            found = s
+    return found
+
+
+def referenced_names(node) -> set[str]:
+    """Every name a statement list reads (operands, indices, conditions, loop registers)."""
+    out: set[str] = set()
+
+    def visit(v):
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        elif dataclasses.is_dataclass(v):
+            for f in dataclasses.fields(v):
+                if f.name not in ("target", "array", "op", "line", "name", "file"):
+                    visit(getattr(v, f.name))
+    visit(node)
+    return out
+
+
+def extremum_atomics(ir: KernelIR, activity: dict[str, str]) -> list[Atomic]:
+    """The atomic max/min statements on differentiable arrays, in program order."""
+    return [s for s in walk(ir.body) if isinstance(s, Atomic) and s.op in ("max", "min")
+            and activity.get(s.array) in DIFFERENTIABLE]
+
+
+def extremum_arrays(extrema: list[Atomic]) -> list[str]:
+    """The arrays those statements target, each once, in order of first appearance: the statements
+    on one array share its scratch copies (final values, initial values, winners)."""
+    return list(dict.fromkeys(s.array for s in extrema))
+
+
+# ----------------------------------------------------------------------------- the pipeline
+
+@dataclass
+class Analysis:
+    """What the code generator needs to know about a function being differentiated."""
+    activity: dict[str, str]          # every array and scalar, kernel-allocated arrays included
+    varied: set[str]                  # SSA values that carry derivatives
+    owned: set[str] = field(default_factory=set)   # adjoints updated without atomics (reverse)
+
+
+def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: str, seams=None) -> Analysis:
+    """The one analysis pipeline, for kernels launched from the host and for functions that
+    device-side `autodiff` differentiates alike: activities of kernel-allocated arrays, taped
+    loads, activity, the Const-array check, ownership, and (reverse only: the forward kernel reads
+    each value with its tangent, so it is as well defined as the primal) the cross-thread
+    write-after-read check. `seams` (harness/engine/seams.py) may replace the ownership and taping
+    analyses."""
+    owned_of = seams.owned_arrays if seams is not None else owned_arrays
+    activity = dict(activity)
+    for arr in ir.local_arrays:           # kernel-allocated float arrays carry derivatives
+        activity[arr.name] = "duplicated" if np.issubdtype(np.dtype(arr.dtype), np.floating) else "const"
+    if mode == "reverse":
+        (seams.mark_taped_loads if seams is not None else mark_taped_loads)(ir)
+    varied = varied_values(ir, activity)
+    check_const_arrays(ir, activity, varied)
+    owned = owned_of(ir, launch)
+    if mode == "reverse":
+        check_cross_thread_war(ir, launch, owned)
+    return Analysis(activity, varied, owned if mode == "reverse" else set())

@@ -1,0 +1,297 @@
+"""Which threads touch which elements: affine index forms over the thread coordinates, thread
+injectivity, thread-pinning guards, and from them the arrays each thread owns (plain `+=` adjoints)
+and the refusal of cross-thread write-after-read. Reasoned over index sets: one index coordinate
+that is an injective function of the thread id makes the accesses of different threads disjoint.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.core.errors import UnsupportedError
+from harness.engine.ir.ssa import Assign, Atomic, If, KernelIR, Lit, Load, Loop, Prim, Special, Store, file_of, walk
+
+_GLOBAL = {"grid.0": "gx", "grid.1": "gy", "grid.2": "gz"}
+_THREAD = {"tid.x": "tx", "tid.y": "ty", "tid.z": "tz", "bid.x": "bx", "bid.y": "by", "bid.z": "bz"}
+_FOLD = {("tx", "bx*bdim.x"): "gx", ("ty", "by*bdim.y"): "gy", ("tz", "bz*bdim.z"): "gz"}
+THREAD_SYMBOLS = {"gx", "gy", "gz", "tx", "ty", "tz", "bx", "by", "bz", "laneid",
+                  "bx*bdim.x", "by*bdim.y", "bz*bdim.z"}
+
+
+def _add(a: dict, b: dict, sign: int = 1) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + sign * v
+    return {k: v for k, v in out.items() if v != 0}
+
+
+def _fold(form: dict) -> dict:
+    """blockIdx.x * blockDim.x + threadIdx.x is the global index gx."""
+    for (t, b), g in _FOLD.items():
+        if t in form and form.get(b) == form[t]:
+            c = form.pop(t)
+            form.pop(b)
+            form[g] = form.get(g, 0) + c
+    return form
+
+
+def affine_forms(ir: KernelIR, grid_step=None) -> dict[str, dict | None]:
+    """Each integer SSA value as {symbol: coefficient} ('1' for the constant term), or None.
+    `grid_step`: which step forms make a counter a grid-stride counter (is_grid_step when None)."""
+    grid_step = grid_step or is_grid_step
+    forms: dict[str, dict | None] = {p.name: {p.name: 1} for p in ir.params if p.kind == "scalar"}
+    if ir.param_forms is not None:
+        forms.update({p.name: ir.param_forms.get(p.name) for p in ir.params if p.kind == "scalar"})
+
+    def form_of(a):
+        if isinstance(a, Lit):
+            return {"1": int(a.value)} if isinstance(a.value, int) else None
+        return forms.get(a)
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Assign):
+                forms[s.target] = _expr_form(s.expr, form_of)
+            elif isinstance(s, Atomic) and s.target:
+                forms[s.target] = None
+            elif isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+                for target, a, b in s.phis:
+                    fa, fb = form_of(a), form_of(b)
+                    forms[target] = fa if fa is not None and fa == fb else None
+            elif isinstance(s, Loop):
+                # registers change every iteration, so do the loop variable and what derives
+                # from them: iteration k of one thread may meet iteration k' of another
+                for reg, end in s.carried:
+                    forms[reg] = _grid_stride_form(s, reg, end, form_of, grid_step)
+                if s.var:
+                    forms[s.var] = None
+                visit(s.header)
+                visit(s.body)
+
+    visit(ir.body)
+    return forms
+
+
+GRID_SIZE_X = ({"gsize.0": 1}, {"bdim.x*gdim.x": 1})
+
+
+def is_grid_step(step: dict) -> bool:
+    """A counter's step (its form) is +-G, the launch's thread count along x."""
+    return step in GRID_SIZE_X or {k: -v for k, v in step.items()} in GRID_SIZE_X
+
+
+def _grid_stride_form(loop: Loop, reg: str, end, form_of, grid_step=is_grid_step) -> dict | None:
+    """A grid-stride counter: starts at +-gx + uniform terms and advances by +-G per iteration,
+    G = gridDim.x * blockDim.x, the launch's thread count along x. Thread t's values are then
+    congruent to +-t (mod G), distinct for the G threads, so the counter stays injective in the
+    thread however many iterations it runs. Its form keeps the start's and adds a symbol per loop
+    for the iteration's multiple of G: uniform, so two accesses agree only if they use the same
+    counter with the same offset. Any other register: None (unknown)."""
+    start = form_of(reg)
+    if not start or start.get("gx") not in (1, -1) or any(k in THREAD_SYMBOLS for k in start if k != "gx"):
+        return None
+    update = next((x for x in _flat(loop.body) if x.target == end), None)
+    if update is None or not isinstance(update.expr, Prim) or update.expr.op not in ("add", "sub"):
+        return None
+    a, b = update.expr.args
+    if a != reg:
+        return None
+    defined = {x.target: x.expr for x in _flat(loop.body)}
+
+    def body_form(atom):           # `i += cuda.gridsize(1)` computes G inside the body
+        if isinstance(atom, str) and atom in defined and atom != reg:
+            return _expr_form(defined[atom], body_form)
+        return form_of(atom)
+    step = body_form(b)
+    if step is None:
+        return None
+    if update.expr.op == "sub":
+        step = {k: -v for k, v in step.items()}
+    if not grid_step(step):
+        return None
+    return {**start, f"stride{loop.id}": 1}
+
+
+def _flat(stmts):
+    """The top-level statements of a body (an update under an `if` is a phi, not an Assign)."""
+    return [x for x in stmts if isinstance(x, Assign)]
+
+
+def _expr_form(e, form_of):
+    if isinstance(e, Special):
+        if e.name in _GLOBAL:
+            return {_GLOBAL[e.name]: 1}
+        if e.name in _THREAD:
+            return {_THREAD[e.name]: 1}
+        if e.name == "laneid":
+            return {"laneid": 1}
+        return {e.name: 1}                    # uniform over the launch: bdim, gdim, shapes, sizes
+    if isinstance(e, Load) or not isinstance(e, Prim):
+        return None
+    args = [form_of(a) for a in e.args]
+    if any(f is None for f in args):
+        return None
+    if e.op in ("copy", "cast_int64", "cast_int32"):
+        return dict(args[0])
+    if e.op == "add":
+        return _fold(_add(args[0], args[1]))
+    if e.op == "sub":
+        return _fold(_add(args[0], args[1], -1))
+    if e.op == "neg":
+        return {k: -v for k, v in args[0].items()}
+    if e.op == "mul":
+        a, b = args
+        for x, y in ((a, b), (b, a)):
+            if set(x) <= {"1"}:
+                c = x.get("1", 0)
+                return {k: c * v for k, v in y.items() if c * v != 0}
+        if len(a) == 1 and len(b) == 1:       # a product of two symbols, e.g. blockIdx.x * blockDim.x
+            (sa, ca), (sb, cb) = next(iter(a.items())), next(iter(b.items()))
+            name = "*".join(sorted((sa, sb), key=lambda s: (s not in THREAD_SYMBOLS, s)))
+            return {name: ca * cb}
+    return None
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """Which launch dimensions have more than one thread (only those must be covered)."""
+    dims: tuple[int, ...]             # e.g. (0,) for a 1-D launch, (0, 1) for 2-D
+    block_dims: tuple[int, ...] = ()  # dimensions whose blocks hold more than one thread
+
+
+_AXIS_OF = {"gx": 0, "gy": 1, "gz": 2, "tx": 0, "ty": 1, "tz": 2}
+
+
+def injective(index_forms: list, launch: LaunchShape, per_block: bool = False, needed: set | None = None) -> bool:
+    """An index tuple is thread-injective when every used launch dimension's thread coordinate
+    appears in exactly one component, alone among thread symbols, with a nonzero coefficient.
+    Global arrays need global coordinates; shared arrays (per_block) need only distinct threads
+    of one block, so threadIdx coordinates serve as well. `needed` overrides the dimensions that
+    must be covered (those a guard has not pinned already)."""
+    allowed = ("gx", "gy", "gz", "tx", "ty", "tz") if per_block else ("gx", "gy", "gz")
+    if needed is None:
+        needed = set(launch.block_dims if per_block else launch.dims)
+    seen = set()
+    for form in index_forms:
+        if form is None:
+            return False
+        thread = [k for k in form if k in THREAD_SYMBOLS]
+        if len(thread) > 1:
+            return False
+        if thread:
+            sym = thread[0]
+            if sym not in allowed or _AXIS_OF[sym] in seen:
+                return False
+            seen.add(_AXIS_OF[sym])
+    return needed <= seen
+
+
+def _pin(cond_expr, form_of) -> dict | None:
+    """`a == b` where a - b is c * (one thread coordinate) + uniform terms: the comparison holds
+    for one value of that coordinate, so the guarded code runs in one thread along its axis.
+    Returns the difference form (the pin), or None."""
+    if not (isinstance(cond_expr, Prim) and cond_expr.op == "eq"):
+        return None
+    fa, fb = (form_of(a) for a in cond_expr.args)
+    if fa is None or fb is None:
+        return None
+    diff = _add(fa, fb, -1)
+    thread = [k for k in diff if k in THREAD_SYMBOLS]
+    if len(thread) != 1 or thread[0] not in _AXIS_OF:
+        return None
+    return diff
+
+
+def _accesses(ir: KernelIR, forms: dict) -> dict[str, list]:
+    """Each array's accesses (loads, stores, atomics) as (pins, index forms); pins are the
+    frozenset of thread-pinning guards (`if i == 0:`) the access sits under."""
+    out: dict[str, list] = {}
+
+    def record(s, pins):
+        if isinstance(s, (Store, Atomic)):
+            array, index = s.array, s.index
+        elif isinstance(s, Assign) and isinstance(s.expr, Load):
+            array, index = s.expr.array, s.expr.index
+        else:
+            return
+        out.setdefault(array, []).append((pins, [_form_of(a, forms) for a in index]))
+
+    visit_guarded(ir, forms, record, ir.entry_pins)
+    return out
+
+
+def _form_of(a, forms: dict):
+    return {"1": int(a.value)} if isinstance(a, Lit) and isinstance(a.value, int) else \
+        None if isinstance(a, Lit) else forms.get(a)
+
+
+def visit_guarded(ir: KernelIR, forms: dict, fn, pins: frozenset = frozenset()) -> None:
+    """Call fn(statement, pins) for every statement, with the thread-pinning guards around it."""
+    defs = {s.target: s.expr for s in walk(ir.body) if isinstance(s, Assign)}
+    form_of = lambda a: _form_of(a, forms)   # noqa: E731
+
+    def visit(stmts, pins):
+        for s in stmts:
+            fn(s, pins)
+            if isinstance(s, If):
+                pin = _pin(defs.get(s.cond), form_of) if isinstance(s.cond, str) else None
+                key = frozenset(pin.items()) if pin else None
+                visit(s.body, pins | {key} if key else pins)
+                visit(s.orelse, pins)
+            elif isinstance(s, Loop):
+                visit(s.header, pins)
+                visit(s.body, pins)
+
+    visit(ir.body, pins)
+
+
+def owned_arrays(ir: KernelIR, launch: LaunchShape, grid_step=None) -> set[str]:
+    """Arrays whose elements are each touched by one thread only: each element of their adjoint
+    is then updated by a single thread, so plain `+=` is race-free, and no thread can read what
+    another writes. Reasoned over index sets: the accesses of different threads are disjoint when
+    one index coordinate (or a few) is the same thread-injective function of the thread id in
+    every access, whatever the other coordinates are (`pos[i, 0]`, `pos[i, 1]`; `x[k, j + 1] =
+    f(x[k, j])` in a loop of thread k), and a guard `if i == 0:` around every access pins that
+    axis to one thread. Pins must be the same for every access. `grid_step`: as for affine_forms."""
+    forms = affine_forms(ir, grid_step)
+    owned = {p.name for p in ir.local_arrays if p.kind == "local"}    # private to each thread
+    shared = {p.name for p in ir.local_arrays if p.kind == "shared"}
+    for array, accesses in _accesses(ir, forms).items():
+        per_block = array in shared
+        pins = accesses[0][0]
+        if any(p != pins for p, _ in accesses):
+            continue
+        pinned = set()
+        for pin in pins:
+            sym = next(k for k, _ in pin if k in _AXIS_OF)
+            if per_block or sym.startswith("g"):
+                pinned.add(_AXIS_OF[sym])
+        needed = set(launch.block_dims if per_block else launch.dims) - pinned
+        first = accesses[0][1]
+        common = [d for d in range(len(first))
+                  if first[d] is not None and all(idx[d] == first[d] for _, idx in accesses)]
+        if injective([first[d] for d in common], launch, per_block=per_block, needed=needed):
+            owned.add(array)
+    return owned
+
+
+def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -> None:
+    """Refuse a global array that the kernel both writes and reads at indices other threads may
+    share (thread i reads A[i + 1] while thread i + 1 overwrites it). The primal already races
+    there, and the reverse sweep, which replays reads from registers, cannot know which value a
+    read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others."""
+    if not launch.dims:
+        return
+    params = {p.name for p in ir.params if p.kind == "array"}
+    written = {s.array: s for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    for s in walk(ir.body):
+        if isinstance(s, Assign) and isinstance(s.expr, Load):
+            a = s.expr.array
+            if a in params and a in written and a not in owned:
+                w = written[a]
+                at = f"line {w.line}" if file_of(ir, w) == file_of(ir, s) else f"{file_of(ir, w)}:{w.line}"
+                raise UnsupportedError(
+                    f"'{a}' is written ({at}) and read (line {s.line}) at indices that other "
+                    "threads may share: a cross-thread write-after-read the reverse sweep cannot replay",
+                    file=file_of(ir, s), line=s.line)

@@ -1,0 +1,1 @@
+"""Emission: the forward and reverse kernels written as numba.cuda source."""

@@ -1,0 +1,219 @@
+"""Emitting loops: the plain loop (forward kernels, primal replays), the forward sweep of a reverse
+kernel, and the reverse loop that rebuilds each iteration's entry registers, replays the body
+without its stores and runs the body's adjoint. Functions over the emit state (emit_state.py).
+
+A register-only loop with few varied live-ins and results takes the Jacobian form instead
+(emit_loop_jacobian.py): no tape, no replay, its adjoint is one small matrix product.
+Otherwise the reverse sweep rebuilds iteration r's loop-carried registers in one of two ways:
+- recomputed: a loop that only computes registers (`recomputes`) keeps a register copy of its
+  entry state, and for r < recompute_limit replays iterations 0..r-1 from it. O(limit^2) register
+  arithmetic and no memory traffic, where the tape costs a local-memory (DRAM) write and read of
+  every register in every iteration;
+- taped: otherwise, from the per-thread tape in local memory the forward sweep wrote (tape_size
+  entries; a thread whose loop runs longer sets the overflow flag).
+A recomputable loop that runs past recompute_limit iterations uses both: its first iterations are
+recomputed, the later ones taped, so the replay cost stays bounded by the limit.
+"""
+from __future__ import annotations
+
+from harness.engine.emission import emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse
+from harness.engine.emission.emit_plain_loops import assigned_in, carry_moves, loop_head, register_only, registers, rerun_block
+from harness.engine.emission.emit_state import EmitState
+from harness.engine.ir.ssa import Alloc, Assign, Atomic, If, Loop, Store
+from harness.engine.emission.syntax import atom
+from harness.engine.ir.types import is_float
+
+
+def tape_name(em: EmitState, name: str) -> str:
+    return f"_tape_{name.lstrip('_')}"
+
+
+def entry_name(em: EmitState, name: str) -> str:
+    return f"_entry_{name.lstrip('_')}"
+
+
+def recomputes(em: EmitState, s: Loop) -> bool:
+    """Whether the reverse sweep rebuilds this loop's first iterations by replaying them from its
+    entry registers (`register_only`, and recompute_limit above 0). Anything else is taped."""
+    return em.options.recompute_limit > 0 and register_only(em, s)
+
+
+def tapes_registers(em: EmitState, s: Loop) -> bool:
+    """Whether some iteration's registers go on the tape (a recomputed loop whose limit covers the
+    whole tape never writes it)."""
+    return bool(s.carried) and not (recomputes(em, s) and em.options.recompute_limit >= em.options.tape_size)
+
+
+def swept_loops(em: EmitState, stmts):
+    """The loops whose forward sweep counts (and maybe tapes) iterations: not the Jacobian-form
+    loops, nor the loops inside them (forward mode runs those as written)."""
+    for s in stmts:
+        if isinstance(s, Loop):
+            if emit_loop_jacobian.chosen(em, s):
+                continue
+            yield s
+            yield from swept_loops(em, list(s.header) + list(s.body))
+        elif isinstance(s, If):
+            yield from swept_loops(em, s.body)
+            yield from swept_loops(em, s.orelse)
+
+
+def tape_declarations(em: EmitState, stmts):
+    names = [name for s in swept_loops(em, stmts)
+             for name in (registers(s) if tapes_registers(em, s) else []) + sorted(s.taped_loads)]
+    if names:
+        em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
+    for name in names:
+        t = em.ir.types.get(name, "int64")
+        dtype = t if is_float(t) else "int64"
+        em.line(f"{tape_name(em, name)} = cuda.local.array({em.options.tape_size}, {dtype})")
+
+
+def loop_sweep(em: EmitState, s: Loop, stores: bool):
+    """The loop run forward in a reverse kernel, recording each iteration on the tape (or, for a
+    recomputed loop, its entry registers once and the iterations past the limit on the tape;
+    for a Jacobian-form loop, the loop with its tangents)."""
+    if emit_loop_jacobian.chosen(em, s):
+        emit_loop_jacobian.forward_sweep(em, s)
+        return
+    n = f"_n{s.id}"
+    if recomputes(em, s):
+        for name in registers(s):
+            em.line(f"{entry_name(em, name)} = {name}")
+    em.line(f"{n} = 0")
+    loop_head(em, s)
+    em.depth += 1
+    if s.kind == "while":
+        replay_block(em, s.header, None, stores, record=n, loop=s)
+        em.line(f"if not {atom(s.cond)}:")
+        em.line("    break")
+    record_registers(em, s, n)
+    replay_block(em, s.body, None, stores, record=n, loop=s)
+    carry_moves(em, s, tangents=False)
+    em.line(f"{n} += 1")
+    em.depth -= 1
+
+
+def record_registers(em: EmitState, s: Loop, n: str):
+    """Iteration n's registers onto the tape, or the overflow flag past its end. The flag is the
+    same for both forms: the reverse sweep walks min(n, tape_size) iterations either way."""
+    overflow = f"{em.prefix}tape_overflow[0] = {s.line}"
+    if not recomputes(em, s):
+        em.line(f"if {n} < {em.options.tape_size}:")
+        em.depth += 1
+        for name in registers(s):
+            em.line(f"{tape_name(em, name)}[{n}] = {name}")
+        em.line("pass")
+        em.depth -= 1
+        em.line("else:")
+        em.line(f"    {overflow}")
+        return
+    em.line(f"if {n} >= {em.options.tape_size}:")
+    em.line(f"    {overflow}")
+    if tapes_registers(em, s):
+        em.line(f"elif {n} >= {em.options.recompute_limit}:       # earlier iterations are recomputed")
+        for name in registers(s):
+            em.line(f"    {tape_name(em, name)}[{n}] = {name}")
+
+
+def restore_registers(em: EmitState, s: Loop, index: str):
+    """The registers iteration `index` started with: recomputed below the limit, else taped."""
+    if not s.carried:
+        return
+    taped = tapes_registers(em, s)
+    if recomputes(em, s):
+        if taped:
+            em.line(f"if {index} < {em.options.recompute_limit}:       # recomputed from the entry registers")
+            em.depth += 1
+        rerun_iterations(em, s, index)
+        if not taped:
+            return
+        em.depth -= 1
+        em.line("else:")
+        em.depth += 1
+    for name in registers(s):
+        em.line(f"{name} = {tape_name(em, name)}[{index}]")
+    if recomputes(em, s):
+        em.depth -= 1
+
+
+def rerun_iterations(em: EmitState, s: Loop, count: str):
+    """Iterations 0..count-1 replayed from the loop's entry registers, exactly as the forward
+    sweep ran them (the same statements on the same values: the same results)."""
+    for name in registers(s):
+        em.line(f"{name} = {entry_name(em, name)}")
+    j = f"_j{s.id}"
+    em.line(f"for {j} in range({count}):")
+    em.depth += 1
+    if s.kind == "for":
+        em.line(f"{s.var} = {em.emitters['loop-index'](em, s, j)}")
+    rerun_block(em, s.header)
+    rerun_block(em, s.body)
+    carry_moves(em, s, tangents=False)
+    em.depth -= 1
+
+
+def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | None = None, loop: Loop | None = None):
+    """Primal statements. With tape_index, taped loads come from the tape instead of memory;
+    with record, taped loads are also written to it; stores only when `stores`, but for the
+    stores to `loop`'s recomputed shared tiles (shared_replay.py), which every replay rebuilds."""
+    for s in stmts:
+        if isinstance(s, Loop):
+            loop_sweep(em, s, stores)
+        elif isinstance(s, If):
+            emit_primal.emit_if(em, s, lambda: (replay_block(em, s.body, tape_index, stores, record, loop),
+                                                emit_primal.primal_phis(em, s.phis, 1)),
+                                lambda: (replay_block(em, s.orelse, tape_index, stores, record, loop),
+                                         emit_primal.primal_phis(em, s.phis, 2)))
+        elif isinstance(s, Atomic) and s.target in em.taped_loads and tape_index is not None:
+            em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
+        elif isinstance(s, (Store, Atomic)):
+            if stores or (isinstance(s, Store) and loop is not None and s.array in loop.replayed_shared):
+                emit_primal.primal(em, s)
+            if stores and record and isinstance(s, Atomic) and s.target in loop.taped_loads:
+                em.line(f"if {record} < {em.options.tape_size}:")
+                em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
+        elif isinstance(s, Alloc):
+            emit_primal.primal(em, s)
+            emit_parallel.shadow_alloc(em, s, zero=True)
+        elif isinstance(s, Assign) and tape_index is not None and s.target in em.taped_loads:
+            em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")
+        else:
+            emit_primal.primal(em, s)
+            if record and isinstance(s, Assign) and loop is not None and s.target in loop.taped_loads:
+                em.line(f"if {record} < {em.options.tape_size}:")
+                em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
+
+
+def reverse_loop(em: EmitState, s: Loop):
+    if emit_loop_jacobian.chosen(em, s):
+        em.emitters["loop-jacobian"](em, s)
+        return
+    n, r = f"_n{s.id}", f"_r{s.id}"
+    if s.replayed_shared:
+        # the replay overwrites the shared tiles; other threads may still read the last one
+        em.line("cuda.syncthreads()" + em.comment_line(s.line) + " (before the tiles are replayed)")
+    em.line(f"for {r} in range(min({n}, {em.options.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
+    em.depth += 1
+    tape = em.emitters["tape-index"](em, s)
+    restore_registers(em, s, tape)
+    if s.kind == "for":
+        em.line(f"{s.var} = {em.emitters['loop-index'](em, s, r)}")
+    em.emitters["replay-iteration"](em, s, tape)
+    carried = {reg for reg, _ in s.carried}
+    local = sorted(v for v in em.varied if v in assigned_in(em, s) and v not in carried)
+    for name in local:                     # body values are fresh every iteration
+        for j in em.lanes():
+            em.line(f"{em.d(name, j)} = {em.ftype(name)}(0.0)")
+    pairs = [(reg, nxt) for reg, nxt in s.carried if reg in em.varied]
+    for j in em.lanes():
+        for k, (reg, _) in enumerate(pairs):
+            em.line(f"_c{k} = {em.d(reg, j)}")
+            em.line(f"{em.d(reg, j)} = {em.ftype(reg)}(0.0)")
+        for k, (reg, nxt) in enumerate(pairs):
+            if em.is_varied(nxt):
+                em.line(f"{em.d(nxt, j)} += _c{k}")
+    emit_reverse.reverse(em, s.body)
+    emit_reverse.reverse(em, s.header)
+    em.line("pass")
+    em.depth -= 1

@@ -1,0 +1,122 @@
+"""Reverse (adjoint) mode: the primal replayed in registers (forward sweep), then each statement's
+adjoint in reverse order through the emitter registered for its kind (emit_adjoints.py) with
+control flow mirrored (reverse sweep). Functions over the emit state (emit_state.py)."""
+from __future__ import annotations
+
+from harness.core.errors import UnsupportedError
+from harness.engine.emission import coarsen, emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform
+from harness.engine.emission.emit_state import EmitState
+from harness.engine.emission.emit_uniform import uniform_slots
+from harness.engine.ir.ssa import Alloc, Assign, If, Loop, Store, file_of, walk
+
+
+def reverse_replay(em: EmitState, stmts):
+    need = emit_prefetch.index_names(em, stmts) if em.taping and id(stmts) not in em.early_prefetch else None
+    for s in stmts:
+        if need is not None and need <= em.defined and id(stmts) not in em.early_prefetch:
+            em.emitters["hoist-prefetch"](em, stmts)      # as soon as the shadow reads' indices exist
+        if isinstance(s, Loop):
+            if em.taping:
+                emit_loops.loop_sweep(em, s, stores=True)
+            else:
+                emit_plain_loops.plain_loop(em, s, reverse_replay, tangents=False)
+            continue
+        if isinstance(s, Alloc) and em.taping:
+            emit_primal.primal(em, s)
+            emit_parallel.shadow_alloc(em, s, zero=True)
+            continue
+        if isinstance(s, If):
+            emit_primal.emit_if(em, s, lambda: (reverse_replay(em, s.body), emit_primal.primal_phis(em, s.phis, 1)),
+                                lambda: (reverse_replay(em, s.orelse), emit_primal.primal_phis(em, s.phis, 2)))
+        else:
+            if em.taping and isinstance(s, Store) and id(stmts) not in em.early_prefetch:
+                em.emitters["hoist-prefetch"](em, stmts)
+            emit_primal.primal(em, s)
+            if isinstance(s, Assign):
+                em.defined.add(s.target)
+                if em.taping:
+                    emit_adjoints.hoist_partials(em, s)
+    if em.taping and id(stmts) not in em.early_prefetch:
+        em.emitters["hoist-prefetch"](em, stmts)
+
+
+def adjoint_inits(em: EmitState):
+    names = sorted(v for v in em.varied)
+    for name in names:
+        for j in em.lanes():
+            em.line(f"{em.d(name, j)} = {em.ftype(name)}(0.0)")
+
+
+def accumulate_array(em: EmitState, array: str, lane: int, index, value: str):
+    """shadow[index] += value (the 'accumulate' emitter)."""
+    em.emitters["accumulate"](em, array, lane, index, value)
+
+
+def reverse(em: EmitState, stmts):
+    saved = em.prefetched
+    early = em.early_prefetch.pop(id(stmts), None)
+    # shadows read during the forward sweep (before its first store), or else here
+    em.prefetched = early if early is not None else emit_prefetch.emit_prefetch(em, stmts)
+    _reverse(em, stmts)
+    em.prefetched = saved
+
+
+def _reverse(em: EmitState, stmts):
+    for s in reversed(stmts):
+        kind = emit_adjoints.statement_kind(em, s)
+        if kind is not None:
+            em.emitters[kind](em, s)
+
+
+def reverse_phis(em: EmitState, phis, side: int):
+    for phi in phis:
+        target, src = phi[0], phi[side]
+        if target in em.varied and em.is_varied(src):
+            for j in em.lanes():
+                em.line(f"{em.d(src, j)} += {em.d(target, j)}")
+
+
+def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
+    """The body of a reverse kernel (or of a device function's reverse): tape declarations, the
+    forward sweep, the adjoint sweep, and the Active scalars' reduction or return. Gathered
+    adjoints (emit_gather.py) are computed first and added after the adjoint sweep. A coarsened
+    kernel (coarsen.py) runs the sweeps in a loop over virtual blocks and reduces after it."""
+    if device and em.has_loops:
+        loop = next(s for s in walk(em.ir.body) if isinstance(s, Loop))
+        raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
+                               "yet (its tape has no overflow channel)", file=file_of(em.ir, loop), line=loop.line)
+    em.taping = True
+    if not device:
+        em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
+    if em.has_loops:
+        emit_loops.tape_declarations(em, em.ir.body)
+    actives = emit_primal.active_scalars(em)
+    em.virtual_blocks = not device and em.sig.coarsen > 0
+    if em.virtual_blocks:                 # the sums persist across virtual blocks: set up once
+        emit_uniform.slot_inits(em)
+        coarsen.open_loop(em, actives)
+    gather = not device and em.sig.gather
+    if gather:
+        emit_gather.kernel_start(em, fname)
+    em.line("# forward sweep: replay the primal, keeping every value in registers")
+    reverse_replay(em, em.ir.body)
+    em.line("# reverse sweep: adjoints in reverse statement order")
+    adjoint_inits(em)
+    if not em.virtual_blocks:
+        emit_uniform.slot_inits(em)
+    for r in em.ir.returns if device else []:
+        if em.is_varied(r):           # a device function's result is seeded like an Active return
+            em.line(f"{em.d(r, 0)} += {em.ftype(r)}(1.0)")
+    base = em.emitters
+    if gather:
+        em.emitters = emit_gather.own_emitters(em)
+    reverse(em, em.ir.body)
+    em.emitters = base
+    if gather:
+        emit_gather.kernel_end(em, fname)
+    values = coarsen.close_loop(em, actives) if em.virtual_blocks else None
+    if device:
+        if actives:
+            em.line("return " + ", ".join(em.d(a, 0) for a in actives) + ("," if len(actives) == 1 else ""))
+    elif actives or em.uniform:
+        emit_reduce.active_reduction(em, actives, emit_uniform.slot_targets(em), values)

@@ -1,0 +1,52 @@
+"""Lowering a two-way branch: each side lowered by a callback from the same names, then phi moves
+at the join. Used by `if` statements, conditional expressions and `and`/`or`.
+"""
+from __future__ import annotations
+
+from harness.engine.frontend import lower_local_functions as local_functions
+from harness.engine.frontend.control import RET
+from harness.engine.ir.ssa import If, Lit, Prim
+from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.ir.types import infer_prim_type
+
+
+def if_stmt(st: LoweringState, cond, then_fn, else_fn, out):
+    """Lower an if/else given callbacks that lower each branch; add phi moves at the join."""
+    line = st.line
+    before = dict(st.env)
+    functions = st.local_functions
+    body: list = []
+    st.depth_ctl += 1
+    then_fn(body)
+    after_then = dict(st.env)
+    then_functions, st.local_functions = st.local_functions, functions
+    st.env = dict(before)
+    orelse: list = []
+    else_fn(orelse)
+    st.depth_ctl -= 1
+    after_else = dict(st.env)
+    st.local_functions = local_functions.after_branches(functions, then_functions, st.local_functions)
+    phis = []
+    merged = dict(before)
+    for var in sorted(set(after_then) | set(after_else)):
+        a, b = after_then.get(var), after_else.get(var)
+        if (a is None) != (b is None) and var.startswith(RET):
+            # a returned value set on one path only (`if c: return a` ... `return b`): the
+            # other path has not returned yet and sets it later; it holds a typed zero until then
+            missing = body if a is None else orelse
+            zero = st.emit_assign(missing, st.fresh(var), Prim(f"cast_{st.types[a or b]}", (Lit(0),)))
+            a, b = a or zero, b or zero
+        if a is None or b is None:        # defined on one path only: stays branch-local
+            continue
+        if a == b:
+            merged[var] = a
+            continue
+        joined = st.fresh(var)
+            # a phi's type unifies its sources (e.g. int on one path, float on the other)
+        st.types[joined] = infer_prim_type("add", [st.types[a], st.types[b]]) \
+            if st.types[a] != st.types[b] else st.types[a]
+        phis.append((joined, a, b))
+        merged[var] = joined
+    st.env = merged
+    st.line = line
+    out.append(If(cond, body, orelse, line, phis))

@@ -1,0 +1,238 @@
+"""Lowering expressions into three-address statements: operators, comparisons (chains lazily),
+`and`/`or`/conditional expressions as `If` statements (a guarded read must stay guarded), names,
+subscripts, attributes of arrays and of the cuda module; calls are lowered in lower_calls.py. Each
+handler is registered in the lowering's dispatch table (lower_dispatch.py)."""
+from __future__ import annotations
+
+import ast
+import math
+
+import numpy as np
+
+from harness.engine.frontend.source import resolve_global
+from harness.engine.ir.ssa import Lit, Load, Prim, Special
+from harness.engine.frontend.lower_branches import if_stmt
+from harness.engine.frontend.lower_dispatch import expression, lower_expression, lowers
+from harness.engine.frontend.lower_resolve import dotted, literal_int
+from harness.engine.frontend.lower_state import LoweringState
+
+BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+           ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor",
+           ast.BitXor: "bitxor", ast.LShift: "lshift", ast.RShift: "rshift"}
+_CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_INDEX_ATTRS = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim", "gridDim": "gdim"}
+
+
+@lowers(ast.Constant)
+def constant(st: LoweringState, node, out):
+    if isinstance(node.value, (bool, int, float)):
+        return Lit(node.value)
+    raise st.err(node, f"constant {node.value!r} is not a number")
+
+
+@lowers(ast.BinOp)
+def binary_op(st: LoweringState, node, out):
+    op = BINOPS.get(type(node.op))
+    if op is None:
+        raise st.err(node, f"operator {type(node.op).__name__} is not supported")
+    a, b = expression(st, node.left, out), expression(st, node.right, out)
+    return st.emit_assign(out, st.temp(), Prim(op, (a, b)))
+
+
+@lowers(ast.UnaryOp)
+def unary_op(st: LoweringState, node, out):
+    if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) in (int, float):
+        return Lit(-node.operand.value)
+    a = expression(st, node.operand, out)
+    if isinstance(node.op, ast.UAdd):
+        return a
+    op = {ast.USub: "neg", ast.Not: "not", ast.Invert: "invert"}[type(node.op)]
+    return st.emit_assign(out, st.temp(), Prim(op, (a,)))
+
+
+@lowers(ast.Compare)
+def compare(st: LoweringState, node, out):
+    if len(node.ops) == 1:
+        a, b = expression(st, node.left, out), expression(st, node.comparators[0], out)
+        return st.emit_assign(out, st.temp(), Prim(_CMPOPS[type(node.ops[0])], (a, b)))
+    # a < b < c  ->  (a < b) and (b < c), evaluated lazily
+    parts, left = [], node.left
+    for op, right in zip(node.ops, node.comparators):
+        parts.append(ast.copy_location(ast.Compare(left, [op], [right]), node))
+        left = right
+    return lower_expression(st, ast.copy_location(ast.BoolOp(ast.And(), parts), node), out)
+
+
+@lowers(ast.IfExp)
+def conditional(st: LoweringState, node, out):
+    cond = expression(st, node.test, out)
+    key = result = st.temp()         # a pseudo-variable joined by the if's phi
+    def branch(value):
+        def lower(o):
+            v = expression(st, value, o)
+            st.env[key] = st.emit_assign(o, st.fresh(result), Prim("copy", (v,)))
+        return lower
+    if_stmt(st, cond, branch(node.body), branch(node.orelse), out)
+    return st.env.pop(key)
+
+
+@lowers(ast.Subscript)
+def subscript_value(st: LoweringState, node, out):
+    shape = shape_ref(st, node)
+    if shape is not None:
+        return st.emit_assign(out, st.temp(), Special(shape))
+    array, index = subscript(st, node, out)
+    return st.emit_assign(out, st.temp(), Load(array, index))
+
+
+@lowers(ast.BoolOp)
+def bool_op(st: LoweringState, node, out):
+    """`a and b` as a lazy if-chain producing a bool (only b's truth value, as numba does for bools)."""
+    is_and = isinstance(node.op, ast.And)
+    key = st.temp()
+    first = expression(st, node.values[0], out)
+    st.env[key] = st.emit_assign(out, st.fresh("_b"), Prim("cast_bool", (first,)))
+    for value in node.values[1:]:
+        cond = st.env[key] if is_and else st.emit_assign(out, st.temp(), Prim("not", (st.env[key],)))
+        def then(o, value=value):
+            v = expression(st, value, o)
+            st.env[key] = st.emit_assign(o, st.fresh("_b"), Prim("cast_bool", (v,)))
+        if_stmt(st, cond, then, lambda o: None, out)
+    return st.env.pop(key)
+
+
+@lowers(ast.Name)
+def name_atom(st: LoweringState, node, out=None):
+    name = node.id
+    if name in st.env:
+        return st.env[name]
+    if name in st.arrays:
+        raise st.err(node, f"array '{name}' used as a scalar value; index it")
+    if name in st.local_functions:
+        raise st.err(node, f"inner function {name} used as a value: numba.cuda compiles inner functions "
+                     "only where they are called")
+    try:
+        obj = resolve_global(st.src, name)
+    except KeyError:
+        raise st.err(node, f"name '{name}' is not defined") from None
+    if isinstance(obj, (bool, int, float)) and not isinstance(obj, type):
+        return Lit(obj)                   # module-level constants are folded
+    if isinstance(obj, (np.floating, np.integer, np.bool_)) and out is not None:
+        # a numpy scalar (`eps = np.float32(1e-6)`): numba folds it as a constant of its own dtype,
+        # so a float32 constant keeps float32 arithmetic around it
+        kind = np.dtype(type(obj)).name
+        if kind in ("float64", "int64", "bool"):
+            return Lit(obj.item())
+        return st.emit_assign(out, st.temp(), Prim(f"cast_{kind}", (Lit(obj.item()),)))
+    raise st.err(node, f"global '{name}' ({type(obj).__name__}) cannot be used as a value in a kernel")
+
+
+def subscript(st: LoweringState, node, out):
+    if isinstance(node.value, ast.Name) and node.value.id in st.expired and node.value.id not in st.arrays:
+        raise st.err(node, f"'{node.value.id}' was bound to an array inside a block (line "
+                     f"{st.expired[node.value.id]}) and is used after that block ended: which array it "
+                     "names is decided at run time there; bind it before the block, or index it inside")
+    if not isinstance(node.value, ast.Name) or node.value.id not in st.arrays:
+        raise st.err(node, f"`{ast.unparse(node)}`: only array parameters can be indexed")
+    return element(st, node.value.id, node.slice, node, out)
+
+
+def element(st: LoweringState, name: str, index_node, node, out):
+    """(kernel array, full index) of `name[index]`; a view's fixed leading indices come first."""
+    p = st.params[st.arrays[name]]
+    prefix = st.views.get(name, ())
+    return p.name, prefix + index_atoms(st, p, index_node, node, out, fixed=len(prefix))
+
+
+def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> tuple:
+    elts = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
+    if any(isinstance(e, ast.Slice) for e in elts):
+        raise st.err(node, "slices are not supported here; index single elements (a row such as "
+                     "`a[i, :]` may be passed to a device function)")
+    ndim = p.ndim - fixed
+    if len(elts) != ndim:
+        raise st.err(node, f"'{p.name}'{' (a view of it)' if fixed else ''} has {ndim} dimension(s) but is "
+                     f"indexed with {len(elts)}; index all dimensions at once, e.g. {p.name}[i, j]")
+    index = tuple(expression(st, e, out) for e in elts)
+    for a, e in zip(index, elts):
+        if st.atom_type(a) not in ("int64", "int32", "uint32", "uint64", "int16", "int8", "bool"):
+            raise st.err(e, f"index `{ast.unparse(e)}` of '{p.name}' is not an integer")
+    return index
+
+
+def is_view(st: LoweringState, node) -> bool:
+    """Whether `node` spells a row of an array (`a[i, :]`, `a[i]` of a 2-d array), not an element."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+        return False
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    remaining = st.params[st.arrays[node.value.id]].ndim - len(st.views.get(node.value.id, ()))
+    return any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining
+
+
+def view(st: LoweringState, node, out):
+    """(kernel array, fixed leading index atoms) of a row view such as `a[i, :]` or `a[i]` of a
+    2-d array, or None when `node` is not one. Only whole trailing dimensions may be sliced."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+        return None
+    name = node.value.id
+    p, prefix = st.params[st.arrays[name]], st.views.get(name, ())
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    fixed = [e for e in elts if not isinstance(e, ast.Slice)]
+    if len(fixed) == len(elts) and len(elts) >= p.ndim - len(prefix):
+        return None                                        # an element, not a view
+    for k, e in enumerate(elts):
+        if isinstance(e, ast.Slice):
+            if e.lower or e.upper or e.step or any(not isinstance(x, ast.Slice) for x in elts[k:]):
+                raise st.err(node, f"`{ast.unparse(node)}`: only whole trailing dimensions may be sliced "
+                             "(`a[i, :]`); pass the array and an offset instead")
+    if len(elts) > p.ndim - len(prefix):
+        raise st.err(node, f"`{ast.unparse(node)}` has more indices than '{name}' has dimensions")
+    atoms = index_atoms(st, type(p)(p.name, p.kind, p.dtype, len(fixed)), ast.Tuple(fixed, ast.Load()),
+                        node, out) if fixed else ()
+    return p.name, prefix + atoms
+
+
+def shape_ref(st: LoweringState, node):
+    """`a.shape[k]`, of an array, a view, or a row written in place (`len(loc[0])`: its shape
+    does not depend on the row's index values, which are not evaluated)."""
+    v = node.value
+    if not (isinstance(v, ast.Attribute) and v.attr == "shape"):
+        return None
+    base, fixed = v.value, 0
+    if isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) and base.value.id in st.arrays:
+        elts = base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]
+        fixed, base = sum(not isinstance(e, ast.Slice) for e in elts), base.value
+    if not (isinstance(base, ast.Name) and base.id in st.arrays):
+        return None
+    k = literal_int(st, node.slice)
+    fixed += len(st.views.get(base.id, ()))
+    if not 0 <= k < st.params[st.arrays[base.id]].ndim - fixed:
+        raise st.err(node, f"`{ast.unparse(node)}`: '{base.id}' has no dimension {k}")
+    return f"shape.{st.arrays[base.id]}.{k + fixed}"
+
+
+@lowers(ast.Attribute)
+def attribute(st: LoweringState, node, out):
+    if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr in ("size", "ndim"):
+        name = node.value.id
+        p, fixed = st.params[st.arrays[name]], len(st.views.get(name, ()))
+        if node.attr == "ndim":
+            return Lit(p.ndim - fixed)
+        if not fixed:
+            return st.emit_assign(out, st.temp(), Special(f"size.{p.name}"))
+        if p.ndim - fixed == 1:                              # a row: its length
+            return st.emit_assign(out, st.temp(), Special(f"shape.{p.name}.{p.ndim - 1}"))
+        raise st.err(node, f"`{ast.unparse(node)}` of a view with several dimensions: multiply its shape")
+    d = dotted(st, node)
+    if d:
+        kind, parts, _ = d
+        if kind == "cuda" and parts == ["laneid"]:
+            return st.emit_assign(out, st.temp(), Special("laneid"))
+        if kind == "cuda" and parts == ["warpsize"]:
+            return Lit(32)
+        if kind == "cuda" and len(parts) == 2 and parts[0] in _INDEX_ATTRS and parts[1] in "xyz":
+            return st.emit_assign(out, st.temp(), Special(f"{_INDEX_ATTRS[parts[0]]}.{parts[1]}"))
+        if kind in ("math", "numpy") and len(parts) == 1 and parts[0] in ("pi", "e", "inf"):
+            return Lit(getattr(math, parts[0]))
+    raise st.err(node, f"attribute `{ast.unparse(node)}` is not supported in a kernel")

@@ -1,0 +1,169 @@
+"""Lowering of calls to device functions: inlined in place (each recorded as a child compile job),
+custom rules replacing a body's derivative, and device-side `autodiff` as a `Nested` statement.
+Functions over the lowering's state (lower_state.py).
+"""
+from __future__ import annotations
+
+import ast
+
+from harness.engine.frontend import lower_local_functions as local_functions
+from harness.engine.frontend.control import RET, prepare_body
+from harness.engine.frontend.source import parse_kernel, resolve_global
+from harness.engine.ir.ssa import Assign, Nested, NestedArg, Prim, walk
+from harness.engine.frontend.lower_dispatch import block, expression
+from harness.engine.frontend.lower_exprs import view
+from harness.engine.frontend.lower_local_functions import LocalFunction
+from harness.engine.frontend.lower_resolve import resolve_call
+from harness.engine.frontend.lower_state import LoweringState
+
+
+def device_call(st: LoweringState, fn, node, out) -> list:
+    from harness.engine.rules.custom import rule_for
+    rule = rule_for(fn)
+    if rule is None:
+        return inline(st, fn, node.args, out, node)
+    operands = [expression(st, a, out) for a in node.args]
+    st.nodiff_depth += 1
+    value = inline(st, fn, operands, out, node)
+    if len(value) != 1:
+        raise st.err(node, f"a custom rule needs {fn.__name__} to return one value")
+    partials = inline(st, rule.partials, operands + value, out, node)
+    st.nodiff_depth -= 1
+    if len(partials) != len(operands):
+        raise st.err(node, f"the rule for {fn.__name__} returns {len(partials)} partial(s) "
+                     f"for {len(operands)} operand(s)")
+    t = st.temp()
+    out.append(Assign(t, Prim("custom", tuple(value) + tuple(operands), tuple(partials)), st.line))
+    st.types[t] = st.atom_type(value[0])
+    return [t]
+
+
+def inline(st: LoweringState, fn, args, out, node) -> list:
+    """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms); an inner
+    function (lower_local_functions.py) also sees its free names bound as in the body defining it."""
+    local = isinstance(fn, LocalFunction)
+    src = fn.src if local else parse_kernel(fn)
+    if local:
+        args = local_functions.with_defaults(fn, args)
+    if src.name in st.call_stack:
+        raise st.err(node, f"recursive call to {src.name} cannot be differentiated")
+    if len(args) != len(src.params):
+        raise st.err(node, f"{src.name} takes {len(src.params)} arguments, {len(args)} given")
+    arrays, views, scalars = {}, {}, []
+    for pname, a in zip(src.params, args):
+        row = view(st, a, out) if isinstance(a, ast.Subscript) else None
+        if isinstance(a, ast.Name) and a.id in st.arrays:
+            arrays[pname] = st.arrays[a.id]
+            if a.id in st.views:
+                views[pname] = st.views[a.id]
+        elif row is not None:                # a row of an array (`sm[w, :]`): indexed through it
+            arrays[pname], views[pname] = row
+        else:
+            scalars.append((pname, a if not isinstance(a, ast.AST) else expression(st, a, out)))
+    free, free_arrays, free_views = local_functions.closure(st, fn, node) if local else ({}, {}, {})
+    saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
+             st.outer_scopes)
+    st.calls.append((src.name, st.call_stack[-1], st.line))
+    st.call_stack.append(src.name)
+    st.prefix = f"{st.prefix}{src.name}_"
+    st.outer_scopes = {**st.outer_scopes, st.scope: (st.env, st.arrays, st.views)}
+    st.nscopes += 1
+    st.scope = st.nscopes
+    if not local:                          # a module-level function sees no kernel's inner functions
+        st.local_functions = {}
+    st.env = dict(free)
+    arrays, views = {**free_arrays, **arrays}, {**free_views, **views}
+    for pname, atom_ in scalars:
+        st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
+    st.src, st.arrays, st.views = src, arrays, views
+    body = block(st, prepare_body(src, values=True))
+    for t in walk(body):                   # refusals name the helper's file, not the caller's
+        if getattr(t, "file", None) is None:
+            t.file = src.file
+    out.extend(body)
+    results = []
+    k = 0
+    while f"{RET}{k}" in st.env:
+        results.append(st.env[f"{RET}{k}"])
+        k += 1
+    st.call_stack.pop()
+    (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
+     st.outer_scopes) = saved
+    return results
+
+
+def autodiff_call(st: LoweringState, node, out):
+    if len(node.args) < 2:
+        raise st.err(node, "autodiff(mode, f, args...) needs a mode and a function")
+    mode = _mode_of(st, node.args[0])
+    resolved = resolve_call(st, ast.Call(node.args[1], [], [])) if isinstance(node.args[1], (ast.Name, ast.Attribute)) else None
+    if not resolved or resolved[0] != "device":
+        raise st.err(node.args[1], "autodiff's second argument must name a device function")
+    fn = resolved[1]
+    args = []
+    for a in node.args[2:]:
+        act = resolve_call(st, a) if isinstance(a, ast.Call) else None
+        cls = act[1] if act and act[0] == "activity" else None
+        if cls is None:               # a bare value is Const, as in the host API
+            args.append(_nested_value(st, "const", a, None, out))
+            continue
+        name = {"Const": "const", "Duplicated": "duplicated", "DuplicatedNoNeed": "duplicated_no_need",
+                "Active": "active"}.get(cls.__name__)
+        if name is None:
+            raise st.err(a, f"{cls.__name__} is not supported inside autodiff")
+        shadow = a.args[1] if name.startswith("duplicated") and len(a.args) > 1 else None
+        if name.startswith("duplicated") and shadow is None:
+            raise st.err(a, f"{cls.__name__} needs a value and its shadow")
+        args.append(_nested_value(st, name, a.args[0], shadow, out))
+    targets = []
+    returns_value = any(isinstance(r, ast.Return) and r.value is not None
+                        and not (isinstance(r.value, ast.Constant) and r.value.value is None)
+                        for r in ast.walk(parse_kernel(fn).tree))
+    n_out = sum(1 for x in args if x.activity == "active") if mode == "reverse" else int(returns_value)
+    for _ in range(n_out):
+        t = st.temp()
+        targets.append(t)
+    nested = Nested(mode, fn, args, targets, st.line)
+    out.append(nested)
+    st.nested.append(nested)
+    for t in targets:
+        st.types[t] = "float64"          # refined by the engine once f's types are known
+    return targets
+
+
+def _mode_of(st: LoweringState, node) -> str:
+    if isinstance(node, ast.Constant) and node.value in ("forward", "reverse"):
+        return node.value
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        obj = None
+        if isinstance(node, ast.Name) and node.id not in st.env:
+            try:
+                obj = resolve_global(st.src, node.id)
+            except KeyError:
+                pass
+        elif isinstance(node, ast.Attribute):
+            base = node.value
+            if isinstance(base, ast.Name):
+                try:
+                    obj = getattr(resolve_global(st.src, base.id), node.attr, None)
+                except KeyError:
+                    pass
+        if obj in ("forward", "reverse"):
+            return obj
+    raise st.err(node, "autodiff's mode must be Forward or Reverse (from harness)")
+
+
+def _nested_value(st: LoweringState, activity, value_node, shadow_node, out):
+    for n in (value_node, shadow_node):
+        if isinstance(n, ast.Name) and n.id in st.views:
+            raise st.err(n, f"'{n.id}' is a row of an array: autodiff takes whole arrays")
+    if isinstance(value_node, ast.Name) and value_node.id in st.arrays:
+        shadow = None
+        if shadow_node is not None:
+            if not (isinstance(shadow_node, ast.Name) and shadow_node.id in st.arrays):
+                raise st.err(shadow_node, "the shadow of an array must be an array parameter")
+            shadow = st.arrays[shadow_node.id]
+        return NestedArg(activity, st.arrays[value_node.id], shadow, is_array=True)
+    value = expression(st, value_node, out)
+    shadow = expression(st, shadow_node, out) if shadow_node is not None else None
+    return NestedArg(activity, value, shadow, is_array=False)

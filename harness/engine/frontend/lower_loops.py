@@ -1,0 +1,203 @@
+"""Lowering of loops: small static ranges and literal tuples are unrolled; other `for` and `while`
+loops become `Loop` nodes whose reassigned scalars are loop-carried registers. Functions over the
+lowering's state; a body lowered again starts from the state's snapshot (lower_state.py).
+"""
+from __future__ import annotations
+
+import ast
+
+from harness.engine.frontend import lower_local_functions as local_functions
+from harness.engine.frontend.control import BREAK, SKIP, assigned_names, has_jump, uses_name, lower_jumps
+from harness.engine.ir.ssa import Lit, Loop, Prim
+from harness.engine.frontend.lower_dispatch import block, expression, lowers
+from harness.engine.frontend.lower_resolve import literal_int
+from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.ir.types import promote_pair
+
+UNROLL_LIMIT = 16            # static range loops up to this trip count are unrolled
+
+
+@lowers(ast.For)
+def for_loop(st: LoweringState, s: ast.For, out):
+    if s.orelse:
+        return loop_with_else(st, s, out)
+    it = s.iter
+    if isinstance(it, (ast.Tuple, ast.List)) and isinstance(s.target, ast.Name) and not has_jump(s.body):
+        for elt in it.elts:              # `for d in (16, 8, 4)`: unrolled over the literal values
+            st.env[s.target.id] = expression(st, elt, out, target=st.fresh(s.target.id))
+            out.extend(block(st, s.body))
+        return
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and not it.keywords and 1 <= len(it.args) <= 3):
+        raise st.err(s, "only `for v in range(...)` loops are supported")
+    if not isinstance(s.target, ast.Name):
+        raise st.err(s.target, "the loop variable must be a single name")
+    args = list(it.args)
+    step_node = args[2] if len(args) == 3 else ast.Constant(1)
+    start_node = args[0] if len(args) >= 2 else ast.Constant(0)
+    stop_node = args[1] if len(args) >= 2 else args[0]
+    if not _is_int_literal(step_node):
+        out.extend(block(st, runtime_step_range(st, s, start_node, stop_node, step_node)))
+        return
+    step = literal_int(st, step_node) if not (isinstance(step_node, ast.UnaryOp)
+                                              and isinstance(step_node.operand, ast.Constant)) \
+        else -literal_int(st, step_node.operand)
+    if step == 0:
+        raise st.err(step_node, "range() step must not be zero")
+    start, stop = expression(st, start_node, out), expression(st, stop_node, out)
+    if isinstance(start, Lit) and isinstance(stop, Lit) and not has_jump(s.body):
+        count = len(range(start.value, stop.value, step))
+        if count <= UNROLL_LIMIT:          # small static loops: unrolled, pure SSA, no tape
+            for value in range(start.value, stop.value, step):
+                st.env[s.target.id] = st.emit_assign(out, st.fresh(s.target.id), Prim("copy", (Lit(value),)))
+                out.extend(block(st, s.body))
+            return
+    brk, skip = jump_flags(st)
+    body = lower_jumps(s.body, st.src, brk, skip)
+    loop(st, s, out, "for", body, start=start, stop=stop, step=step, var=s.target.id, brk=brk)
+
+
+def _is_int_literal(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def runtime_step_range(st: LoweringState, s: ast.For, start, stop, step) -> list[ast.stmt]:
+    """`for v in range(a, b, s)` with a step known only at run time (a grid-stride loop's
+    `cuda.gridsize(1)`) as the `while` loop with Python's meaning: a, b and s evaluated once; the
+    counter advances before the body, so `continue` cannot skip it and `v` keeps the last value;
+    a zero or wrongly signed step runs no iteration (where Python raises for a zero step)."""
+    n = st.njumps = st.njumps + 1
+    k, e, d = (f"range{n}_{part}__" for part in ("next", "stop", "step"))
+    name = lambda v, ctx=ast.Load: ast.Name(v, ctx())             # noqa: E731
+    compare = lambda op, a, b: ast.Compare(name(a), [op], [name(b)])  # noqa: E731
+    zero = ast.Constant(0)
+    header = [ast.Assign([name(d, ast.Store)], step), ast.Assign([name(k, ast.Store)], start),
+              ast.Assign([name(e, ast.Store)], stop)]
+    test = ast.IfExp(ast.Compare(name(d), [ast.Gt()], [zero]), compare(ast.Lt(), k, e),
+                     ast.IfExp(ast.Compare(name(d), [ast.Lt()], [zero]), compare(ast.Gt(), k, e),
+                               ast.Constant(False)))
+    body = [ast.Assign([name(s.target.id, ast.Store)], name(k)),
+            ast.Assign([name(k, ast.Store)], ast.BinOp(name(k), ast.Add(), name(d)))] + list(s.body)
+    loop_ = ast.While(test, body, [])
+    for node in header + [loop_]:
+        ast.copy_location(node, s)
+        ast.fix_missing_locations(node)
+    return header + [loop_]
+
+
+@lowers(ast.While)
+def while_loop(st: LoweringState, s: ast.While, out):
+    if s.orelse:
+        return loop_with_else(st, s, out)
+    brk, skip = jump_flags(st)
+    body = lower_jumps(s.body, st.src, brk, skip)
+    loop(st, s, out, "while", body, test=s.test, brk=brk)
+
+
+def loop_with_else(st: LoweringState, s, out):
+    """`for/while ... else`: the else block runs when the loop ends without `break`. The loop sets a
+    flag of its own right before each of its breaks (not those of nested loops), and the else
+    block runs under `if not flag`; a loop without a break runs it unconditionally."""
+    loop_ = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields if f != "orelse"}, orelse=[]), s)
+    if not _breaks(s.body):
+        out.extend(block(st, [loop_, *s.orelse]))
+        return
+    st.njumps += 1
+    flag = f"{BREAK}else{st.njumps}"
+    loop_.body = _flag_breaks(s.body, flag)
+    set_flag = lambda value: ast.copy_location(                    # noqa: E731
+        ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), s)
+    guarded = ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())), s.orelse, []),
+                                s.orelse[0])
+    for node in (loop_, guarded):
+        ast.fix_missing_locations(node)
+    out.extend(block(st, [set_flag(False), loop_, guarded]))
+
+
+def _breaks(stmts) -> bool:
+    """A `break` of this loop (those of nested loops and inner functions excluded)."""
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            return True
+        if isinstance(s, ast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
+def _flag_breaks(stmts, flag: str) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
+        elif isinstance(s, ast.If):
+            s = ast.copy_location(ast.If(s.test, _flag_breaks(s.body, flag), _flag_breaks(s.orelse, flag)), s)
+        out.append(s)
+    return out
+
+
+def jump_flags(st: LoweringState) -> tuple[str, str]:
+    st.njumps += 1
+    return f"{BREAK}{st.njumps}", f"{SKIP}{st.njumps}"
+
+
+def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1, var=None, test=None, brk=BREAK):
+    """Lower a dynamic loop. Registers for every scalar the body reassigns are created before
+    the loop; their types may widen in the body (s = 0; s += x[k]), in which case the body is
+    lowered again with the wider type so no float is mistaken for an integer."""
+    assigned = assigned_names(body) | ({brk} if uses_name(body, brk) else set())
+    if var and var in st.env:
+        # a counter that rebinds a name defined before the loop: Python leaves it holding the last
+        # iteration's value, or the old value when the loop runs no iteration; carried like any name
+        assigned.add(var)
+    carried_vars = sorted(v for v in assigned if v in st.env or v == brk)
+    if brk in carried_vars and brk not in st.env:
+        st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
+    line = st.line
+    functions = st.local_functions
+    widened: dict[str, str] = {}
+    for _attempt in range(3):
+        snapshot = st.snapshot()
+        pre: list = []
+        registers = {}
+        for v in carried_vars:
+            reg = st.fresh(v)
+            st.emit_assign(pre, reg, Prim("copy", (st.env[v],)))
+            if v in widened:
+                st.types[reg] = widened[v]
+            registers[v] = reg
+            st.env[v] = reg
+        loop_var = st.fresh(var) if var else None
+        if loop_var:
+            st.types[loop_var] = "int64"
+            st.env[var] = loop_var
+        header, cond = [], None
+        if test is not None:
+            cond = expression(st, ast.copy_location(ast.BoolOp(ast.And(), [
+                ast.UnaryOp(ast.Not(), ast.Name(brk, ast.Load())), test]), test)
+                if brk in carried_vars else test, header)
+        st.depth_ctl += 1
+        lowered = block(st, body)
+        st.depth_ctl -= 1
+        carried = [(registers[v], st.env[v]) for v in carried_vars if st.env[v] != registers[v]]
+        changed = {v: st.types[registers[v]] for v in carried_vars
+                   if promote_pair(st.types[registers[v]], st.atom_type(st.env[v])) != st.types[registers[v]]}
+        if not changed:
+            break
+        for v in changed:
+            widened[v] = promote_pair(st.types[registers[v]], st.atom_type(st.env[v]))
+        st.restore(snapshot)
+    else:
+        raise st.err(s, "loop-carried types did not settle")
+    # an inner function defined in the body exists after the loop only if an iteration ran
+    st.local_functions = local_functions.after_branches(functions, st.local_functions, {})
+    st.nloops += 1
+    out.extend(pre)
+    out.append(Loop(kind, lowered, carried, line, st.nloops, var=loop_var, start=start, stop=stop,
+                    step=step, header=header, cond=cond))
+    for v in carried_vars:
+        st.env[v] = registers[v]       # after the loop a register holds the final value
+    if var and var not in carried_vars:
+        st.env.pop(var, None)          # defined after the loop only if it ran: left undefined
+    st.line = line

@@ -1,0 +1,93 @@
+"""Resolving names in a kernel's source during lowering: dotted module attributes (`cuda.threadIdx.x`,
+`math.pi`), integer literals where the language needs one, and what a call calls (a rule, a CUDA
+intrinsic, a device function, device-side autodiff, an activity). Reads the lowering's state,
+lowers nothing.
+"""
+from __future__ import annotations
+
+import ast
+
+from harness.engine.frontend.source import FUNCTIONS, module_kind, python_function, resolve_global
+from harness.engine.frontend.lower_local_functions import ConditionalFunction
+from harness.engine.frontend.lower_state import LoweringState
+
+
+def resolve_call(st: LoweringState, node):
+    """('rule', name) | ('cuda', 'cuda.x') | ('device', fn) | ('autodiff', None) | ('activity', cls)."""
+    f = node.func
+    obj = None
+    if isinstance(f, ast.Attribute):
+        d = dotted(st, f)
+        if d is None:
+            return None
+        kind, parts, mod = d
+        if kind == "cuda":
+            return "cuda", "cuda." + ".".join(parts)
+        obj = mod
+        for p in parts:
+            obj = getattr(obj, p, None)
+    elif isinstance(f, ast.Name):
+        if f.id in st.env or f.id in st.arrays:
+            return None
+        if f.id in st.local_functions:          # an inner function (lower_local_functions.py)
+            fn = st.local_functions[f.id]
+            if isinstance(fn, ConditionalFunction):
+                raise st.err(node, f"inner function {f.id} is defined inside a branch or loop (line {fn.line}): "
+                             "which definition a call after that block runs depends on the path taken; define "
+                             "it before the block")
+            return "device", fn
+        try:
+            obj = resolve_global(st.src, f.id)
+        except KeyError:
+            return None
+    if obj is None:
+        return None
+    name = FUNCTIONS.get(id(obj))
+    if name is None and type(obj).__module__.startswith("numba.core.types"):
+        name = f"cast_{obj}"              # numba.float32(x) and friends
+    if name is not None:
+        return "rule", name
+    from harness.core import activity
+    from harness.engine import device
+    if obj is device.autodiff:
+        return "autodiff", None
+    if isinstance(obj, type) and issubclass(obj, (activity.Const, activity.Duplicated, activity.Active)):
+        return "activity", obj
+    try:
+        return "device", python_function(obj)
+    except TypeError:
+        return None
+
+
+def dotted(st: LoweringState, node):
+    """('cuda', ['threadIdx', 'x']) for cuda.threadIdx.x; None if the base is no module."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in st.env:
+        return None
+    try:
+        obj = resolve_global(st.src, node.id)
+    except KeyError:
+        return None
+    kind = module_kind(obj)
+    if kind is None:
+        return None
+    parts.reverse()
+    if kind == "numba" and parts and parts[0] == "cuda":
+        kind, parts = "cuda", parts[1:]
+    return kind, parts, obj
+
+
+def literal_int(st: LoweringState, node) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    raise st.err(node, f"`{ast.unparse(node)}` must be an integer literal here")
+
+
+def is_call_to(st: LoweringState, node, kind, name) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    d = dotted(st, node.func) if isinstance(node.func, ast.Attribute) else None
+    return bool(d) and d[0] == kind and d[1] == [name]

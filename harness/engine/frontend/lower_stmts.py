@@ -1,0 +1,214 @@
+"""Lowering statements: assignments (names get SSA versions), augmented assignments, `if` with
+phi moves at the join (lower_branches.py), expression statements; loops go to lower_loops.py. Each
+handler is registered in the lowering's dispatch table (lower_dispatch.py)."""
+from __future__ import annotations
+
+import ast
+
+from harness.engine.frontend import lower_local_functions as local_functions
+from harness.engine.ir.ssa import Load, Prim, Special, Store
+from harness.engine.frontend.lower_branches import if_stmt
+from harness.engine.frontend.lower_calls import alloc, call
+from harness.engine.frontend.lower_dispatch import block, expression, lowers, lowers_rest_of_block, unsupported_statement
+from harness.engine.frontend.lower_exprs import BINOPS, is_view, name_atom, subscript, view
+from harness.engine.frontend.lower_resolve import is_call_to, literal_int, resolve_call
+from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.frontend.numba_limits import numba_refusal
+
+
+def _array_valued(st: LoweringState, node) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in st.arrays and node.id not in st.env
+    if isinstance(node, ast.Subscript):
+        return is_view(st, node)
+    return isinstance(node, ast.IfExp) and _array_valued(st, node.body) and _array_valued(st, node.orelse)
+
+
+@lowers_rest_of_block
+def array_binding_block(st: LoweringState, s, rest: list, out) -> bool:
+    """A name bound to an array takes over the rest of its block (bind_array)."""
+    if not array_binding(st, s):
+        return False
+    bind_array(st, s, rest, out)
+    return True
+
+
+def array_binding(st: LoweringState, s) -> bool:
+    """`data = buf_0`, `data = buf_0 if c else buf_1`, `row = sm[w, :]`: a name bound to an array."""
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+        and s.targets[0].id not in st.env and _array_valued(st, s.value)
+
+
+def bind_array(st: LoweringState, s, rest: list, out) -> None:
+    """Lower the rest of a block with a name bound to an array. A conditional choice lowers the
+    rest once per choice (`if c: <rest, data is buf_0> else: <rest, data is buf_1>`), so every
+    access names its array statically and the aliasing and ownership analyses see each one.
+    After the block the name is unbound: a use after the `if` or loop that rebound it would need
+    the run-time choice, and is refused (lower_exprs.subscript says why)."""
+    name, value = s.targets[0].id, s.value
+    saved, saved_views = dict(st.arrays), dict(st.views)
+    if isinstance(value, (ast.Name, ast.Subscript)):
+        if isinstance(value, ast.Subscript):          # a row: `sm_this = sm_partials[warpid, :]`
+            st.arrays[name], st.views[name] = view(st, value, out)
+        else:
+            st.arrays[name] = st.arrays[value.id]
+            st.views.pop(name, None)
+            if value.id in st.views:
+                st.views[name] = st.views[value.id]
+        st.expired.pop(name, None)
+        out.extend(block(st, rest))
+    else:
+        cond = expression(st, value.test, out)
+
+        def choice(node):
+            def lower(o):
+                inner = ast.copy_location(ast.Assign([s.targets[0]], node), s)
+                o.extend(block(st, [inner] + rest))
+            return lower
+        if_stmt(st, cond, choice(value.body), choice(value.orelse), out)
+    st.arrays, st.views = saved, saved_views
+    st.arrays.pop(name, None)
+    st.views.pop(name, None)
+    st.expired[name] = s.lineno
+
+
+@lowers(ast.Assign)
+def assign_statement(st: LoweringState, s, out):
+    if len(s.targets) != 1:
+        raise st.err(s, "chained assignment `a = b = ...` is not supported; split it")
+    assign(st, s.targets[0], s.value, out)
+
+
+@lowers(ast.AnnAssign)
+def annotated_assign(st: LoweringState, s, out):
+    if s.value is None:
+        raise unsupported_statement(st, s)
+    assign(st, s.target, s.value, out)
+
+
+@lowers(ast.AugAssign)
+def augmented_assign(st: LoweringState, s, out):
+    op = BINOPS.get(type(s.op))
+    if op is None:
+        raise st.err(s, f"augmented operator {type(s.op).__name__} is not supported")
+    if isinstance(s.target, ast.Name):
+        cur = name_atom(st, s.target)
+        rhs = expression(st, s.value, out)
+        new = st.fresh(s.target.id)
+        st.emit_assign(out, new, Prim(op, (cur, rhs)))
+        st.env[s.target.id] = new
+    elif isinstance(s.target, ast.Subscript):
+        array, index = subscript(st, s.target, out)
+        old = st.emit_assign(out, st.temp(), Load(array, index))
+        rhs = expression(st, s.value, out)
+        new = st.emit_assign(out, st.temp(), Prim(op, (old, rhs)))
+        out.append(Store(array, index, new, st.line))
+    else:
+        raise st.err(s, "unsupported augmented-assignment target")
+
+
+@lowers(ast.If)
+def if_statement(st: LoweringState, s, out):
+    cond = expression(st, s.test, out)
+    if_stmt(st, cond, lambda o: o.extend(block(st, s.body)),
+            lambda o: o.extend(block(st, s.orelse)), out)
+
+
+@lowers(ast.Expr)
+def expression_statement(st: LoweringState, s, out):
+    if isinstance(s.value, ast.Constant):          # docstring or bare literal
+        return
+    if isinstance(s.value, ast.Call):
+        call(st, s.value, out, nvalues=-1)
+        return
+    raise st.err(s, numba_refusal(s) or
+                 f"statement `{ast.unparse(s).strip()}` is not supported by the AD transform yet")
+
+
+@lowers(ast.Pass)
+def pass_statement(st: LoweringState, s, out):
+    return
+
+
+@lowers(ast.Break, ast.Continue)
+def jump_outside_loop(st: LoweringState, s, out):
+    # a loop's body has its jumps rewritten into flags before lowering (control.lower_jumps)
+    raise st.err(s, f"`{type(s).__name__.lower()}` outside a loop body")
+
+
+@lowers(ast.FunctionDef)
+def function_definition(st: LoweringState, s, out):
+    local_functions.define(st, s)          # recorded; each call inlines it (lower_local_functions.py)
+
+
+def assign(st: LoweringState, target, value, out):
+    if isinstance(target, ast.Name) and isinstance(value, ast.Call) \
+            and (resolve_call(st, value) or (None, None))[1] in ("cuda.shared.array", "cuda.local.array"):
+        return alloc(st, target.id, value, out)
+    if isinstance(target, ast.Name):
+        if target.id in st.arrays:
+            raise st.err(target, f"cannot rebind array '{target.id}'")
+        new = st.fresh(target.id)
+        expression(st, value, out, target=new)
+        st.env[target.id] = new
+    elif isinstance(target, ast.Subscript):
+        array, index = subscript(st, target, out)
+        v = expression(st, value, out)
+        out.append(Store(array, index, v, st.line))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        # Python's order: the whole right side first, then each target from left to right
+        pairs = []
+        unpack_values(st, target, value, out, pairs)
+        for t, a in pairs:
+            assign_atom(st, t, a, out)
+    else:
+        raise st.err(target, "unsupported assignment target")
+
+
+def unpack_values(st: LoweringState, target, value, out, pairs: list) -> None:
+    """Evaluate `value` for the tuple `target`, appending (leaf target, atom) pairs in order:
+    literal tuples (nested ones too), cuda.grid(n)/gridsize(n), and calls returning values."""
+    n = len(target.elts)
+    if any(isinstance(t, ast.Starred) for t in target.elts):
+        raise st.err(target, numba_refusal(target))
+    if is_call_to(st, value, "cuda", "grid") or is_call_to(st, value, "cuda", "gridsize"):
+        kind = "grid" if is_call_to(st, value, "cuda", "grid") else "gsize"
+        k = literal_int(st, value.args[0])
+        if k != n:
+            raise st.err(target, f"cuda.{value.func.attr}({k}) unpacked into {n} names")
+        atoms = [st.emit_assign(out, st.temp(), Special(f"{kind}.{j}")) for j in range(k)]
+    elif isinstance(value, (ast.Tuple, ast.List)):
+        if len(value.elts) != n:
+            raise st.err(target, f"{len(value.elts)} values unpacked into {n} targets")
+        for t, v in zip(target.elts, value.elts):
+            if isinstance(t, (ast.Tuple, ast.List)):
+                unpack_values(st, t, v, out, pairs)
+            else:
+                pairs.append((t, expression(st, v, out)))
+        return
+    elif isinstance(value, ast.Call):
+        atoms = call(st, value, out, nvalues=n, as_list=True)
+        if len(atoms) != n:
+            raise st.err(target, f"call returns {len(atoms)} values, unpacked into {n}")
+    else:
+        raise st.err(target, "tuple assignment needs a tuple of the same length, a call returning "
+                     "that many values, an array's shape or cuda.grid(n)")
+    for t, a in zip(target.elts, atoms):
+        if isinstance(t, (ast.Tuple, ast.List)):
+            raise st.err(t, "a nested target needs a nested tuple of values")
+        pairs.append((t, a))
+
+
+def assign_atom(st: LoweringState, t, a, out) -> None:
+    """Assign an already computed atom to a name or an array element."""
+    if isinstance(t, ast.Name):
+        if t.id in st.arrays:
+            raise st.err(t, f"cannot rebind array '{t.id}' to a value")
+        new = st.fresh(t.id)
+        st.emit_assign(out, new, Prim("copy", (a,)))
+        st.env[t.id] = new
+    elif isinstance(t, ast.Subscript):
+        array, index = subscript(st, t, out)
+        out.append(Store(array, index, a, st.line))
+    else:
+        raise st.err(t, "only names and array elements may be unpacked into")

@@ -1,0 +1,41 @@
+"""Lower a kernel's Python AST into the engine's SSA form (see ir.py).
+
+Steps, in order, each small:
+  1. `control.py`: early `return` becomes a `_live` flag that guards the rest of the body, so
+     every thread reaches the end of the kernel (the reverse sweep and Active reductions need it);
+     `break`/`continue` become per-loop flags.
+  2. SSA lowering, functions over one explicit `LoweringState` (lower_state.py), dispatched by
+     AST node type through one table (lower_dispatch.py) that these modules fill: statements
+     (lower_stmts.py), expressions (lower_exprs.py), loops (lower_loops.py), calls and CUDA
+     intrinsics (lower_calls.py), device functions and device-side autodiff (lower_inline.py);
+     names resolved in lower_resolve.py, branches joined in lower_branches.py.
+     Expressions become three-address statements; scalar locals are renamed to SSA names;
+     `and`/`or`/conditional expressions become `If` statements; `If` joins get explicit phi moves;
+     types are inferred.
+Anything outside the supported subset raises UnsupportedError naming the file and line.
+"""
+from __future__ import annotations
+
+# importing the lowering modules registers their handlers in the dispatch table
+from harness.engine.frontend import lower_calls, lower_exprs, lower_inline, lower_loops, lower_stmts  # noqa: F401
+from harness.engine.analyses.barriers import check_barriers
+from harness.engine.frontend.control import LIVE, RET, prepare_body  # noqa: F401  (LIVE: the flag's name, for tests and tools)
+from harness.engine.frontend.source import KernelSource
+from harness.engine.ir.ssa import KernelIR, Param
+from harness.engine.frontend.lower_dispatch import block
+from harness.engine.frontend.lower_state import LoweringState
+
+
+def lower_kernel(src: KernelSource, params: list[Param], device: bool = False) -> KernelIR:
+    """Lower a kernel (or, with device=True, a device function whose returns become ir.returns)."""
+    st = LoweringState.start(src, params)
+    body = block(st, prepare_body(src, values=device))
+    returns = []
+    k = 0
+    while f"{RET}{k}" in st.env:
+        returns.append(st.env[f"{RET}{k}"])
+        k += 1
+    ir = KernelIR(src.name, src.file, params, body, st.types, returns=returns,
+                  calls=st.calls, nested=st.nested, nodiff=st.nodiff, local_arrays=st.local_arrays)
+    check_barriers(ir, device)          # only in block-uniform control flow
+    return ir

@@ -1,0 +1,1 @@
+"""The engine's intermediate form: SSA statements, their types, and the verifier."""

@@ -1,0 +1,1 @@
+"""The launch: argument classification, compile jobs, the generated-source cache, Engine.launch."""

@@ -1,0 +1,1 @@
+"""The mutation self-test: planted AD bugs (mutants) and the campaign that runs the suite under each."""

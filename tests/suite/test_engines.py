@@ -1,0 +1,386 @@
+"""The engine interface (harness/adapters): selection, run identity, per-engine expectations, and the
+translation of numba.cuda kernels for the Warp and Taichi adapters.
+
+The translation tests need neither Warp nor Taichi (the targets only write text); the launch tests
+run only where the `engines` extra is installed.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.adapters import ENGINES, parse_engines
+from harness.adapters.expectations import expectation_for, judge_engine_refusal
+from harness.adapters.taichi_adapter import TaichiTarget
+from harness.adapters.translate import F32, F64, INT, Arr, LaunchInfo, Param, Translator, lift_early_returns
+from harness.adapters.warp_adapter import WarpTarget
+from harness.core.errors import UnsupportedError
+from harness.model import Case, Expectation, KernelRef, Outcome, Run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _case(**kw) -> Case:
+    return Case(id="c", source="cases/c.yaml", kernel=KernelRef("kernels/x.py", "k"), args=(), **kw)
+
+
+# ----------------------------------------------------------------------------- selection and identity
+
+def test_parse_engines_default_list_and_unknown_name():
+    assert parse_engines(None) == ["bundled"]
+    assert parse_engines("bundled, warp,taichi,warp") == ["bundled", "warp", "taichi"]
+    with pytest.raises(ValueError, match="unknown engine jax: choose from bundled, warp, taichi"):
+        parse_engines("warp,jax")
+    assert ENGINES == ("bundled", "warp", "taichi")
+
+
+def test_run_ids_distinguish_engines_and_records_carry_the_engine():
+    case = _case()
+    bundled = Run(case, "reverse", "float32", "sim")
+    warp = Run(case, "reverse", "float32", "sim", engine="warp")
+    assert bundled.run_id == "cases/c.yaml::reverse-float32"          # unchanged for the bundled engine
+    assert warp.run_id == "cases/c.yaml::reverse-float32@warp"
+    out = Outcome(run_id=warp.run_id, case_id="c", source=case.source, variant=None, mode="reverse",
+                  dtype="float32", backend="sim", state="PASS", engine="warp", engine_version="1.19.0")
+    record = out.to_json()
+    assert record["engine"] == "warp" and record["engine_version"] == "1.19.0"
+    assert Outcome.from_json({k: v for k, v in record.items() if k not in ("engine", "engine_version")}).engine == "bundled"
+
+
+# ----------------------------------------------------------------------------- expectations
+
+def test_expectations_per_engine():
+    xfail = Expectation(kind="xfail", reason="Warp issue 947", link="https://github.com/NVIDIA/warp/issues/947")
+    case = _case(engine_expect={"warp": xfail})
+    assert expectation_for(case, "warp") == (xfail, None)
+    assert expectation_for(case, "taichi") == (case.expect, None)        # pass holds for every engine
+    refused = _case(expect=Expectation(kind="unsupported", match="lgamma"))
+    assert expectation_for(refused, "bundled")[0].kind == "unsupported"
+    assert expectation_for(refused, "warp")[0].kind == "pass"           # the bundled refusal says nothing of Warp
+    optioned = _case(engine={"launch": "packed"})
+    assert "configure the bundled engine" in expectation_for(optioned, "taichi")[1]
+    fault = _case(expect=Expectation(kind="error", error_type="KernelFaultError"))
+    assert "checks no bounds" in expectation_for(fault, "warp")[1]
+    contract = _case(expect=Expectation(kind="error", error_type="ActivityError"))
+    assert expectation_for(contract, "warp") == (contract.expect, None)  # the launch contract holds for all
+
+
+def test_an_adapter_refusal_is_unsupported_not_error():
+    err = UnsupportedError("Warp has no forward-mode AD")
+    assert judge_engine_refusal("warp", Expectation(), err, "ERROR", "x")[0] == "UNSUPPORTED"
+    assert judge_engine_refusal("bundled", Expectation(), err, "ERROR", "x") == ("ERROR", "x")
+
+
+def test_the_loader_reads_engines(tmp_path):
+    from harness.cases import load_case_file
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.py").write_text("def k(out):\n    out[0] = 1.0\n")
+    (tmp_path / "cases").mkdir()
+    path = tmp_path / "cases" / "c.yaml"
+    path.write_text(textwrap.dedent("""\
+        id: c
+        kernel: kernels/k.py:k
+        launch: {grid: 1, block: 1}
+        args:
+          out: {array: {shape: [1], dtype: float64, init: zeros}, activity: duplicated}
+        engines:
+          warp: {expect: {xfail: {reason: "known", link: "https://github.com/NVIDIA/warp/issues/947"}}}
+        """))
+    case, = load_case_file(path, tmp_path)
+    assert case.engine_expect["warp"].kind == "xfail"
+    assert case.engine_expect["warp"].link.endswith("/947")
+    path.write_text(path.read_text().replace("warp: {expect", "jax: {expect"))
+    from harness.core.errors import CaseError
+    with pytest.raises(CaseError):
+        load_case_file(path, tmp_path)
+
+
+# ----------------------------------------------------------------------------- translation
+
+def _kernel(tmp_path, source: str, name: str = "k"):
+    path = tmp_path / f"kern_{abs(hash(source))}.py"
+    path.write_text("import math\nfrom numba import cuda\n\n" + textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name), path
+
+
+LAUNCH = LaunchInfo((64,), (32,), (2,))
+
+
+def test_numba_types_become_explicit_casts(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, x, n):
+            i = cuda.grid(1)
+            if i < x.shape[0]:
+                s = 0.0
+                for j in range(n):
+                    s += 0.5 * x[i]
+                out[i] = s
+        """)
+    params = [Param("out", Arr(F32, 1)), Param("x", Arr(F32, 1)), Param("n", INT)]
+    text = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "s = wp.float64(0.0)" in text                      # a float literal is float64 in numba
+    assert "(wp.float64(0.5) * wp.float64(x[i]))" in text      # float32 * float64 promotes
+    assert "out[i] = wp.float32(s)" in text                   # the store casts back
+    ast.parse(text)
+    taichi = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+    assert "for _t0 in range(64):" in taichi and "ti.cast(x[i], ti.f64)" in taichi
+    ast.parse(taichi)
+
+
+def test_thread_indices_follow_the_launch(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out):
+            t = cuda.threadIdx.x
+            b = cuda.blockIdx.x
+            out[b * cuda.blockDim.x + t] = 1.0
+        """)
+    text = Translator(WarpTarget(), k, [Param("out", Arr(F64, 1))], LAUNCH).module_text("doc")
+    assert "t = (_t0 % 32)" in text and "b = (_t0 // 32)" in text
+
+
+def test_refusals_name_the_line(tmp_path):
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            sh = cuda.shared.array(32, 'float64')
+            out[0] = x[0]
+        """)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: cuda.shared.array"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            out[0] = math.lgamma(x[0])
+        """)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: math.lgamma: Warp: no .*lgamma.*see https://nvidia.github.io/warp"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
+
+
+def test_early_returns_become_else_branches():
+    body = ast.parse(textwrap.dedent("""
+        if i >= n:
+            return
+        a = 1
+        if a > 0:
+            b = 2
+        """)).body
+    lifted = lift_early_returns(body)
+    assert len(lifted) == 1 and isinstance(lifted[0], ast.If)
+    assert [type(s).__name__ for s in lifted[0].orelse] == ["Assign", "If"]
+
+
+def test_store_mask_twin_marks_plain_stores_only(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, acc, x):
+            i = cuda.grid(1)
+            out[i] = x[i]
+            acc[i] += x[i]
+        """)
+    tr = Translator(TaichiTarget(), k, [Param("out", Arr(F64, 1)), Param("acc", Arr(F64, 1)),
+                                        Param("x", Arr(F64, 1))], LAUNCH)
+    tr.add_store_mask_kernel()
+    text = tr.module_text("doc")
+    assert "_stored_out[i] = 1" in text and "_stored_acc" in text and "_stored_acc[i] = 1" not in text
+
+
+# ----------------------------------------------------------------------------- launches (engines extra)
+
+def _launch(engine_name: str, kernel_ref: str, config, *args, mode):
+    from harness.backends import get_backend
+    from harness.adapters import create
+    from harness.cases.inputs import load_kernel
+    backend = get_backend()
+    if not backend.can_launch:
+        pytest.skip("launches need the sim or cuda backend")
+    engine = create(engine_name, backend)
+    return engine.launch(load_kernel(kernel_ref, ROOT), config, *args, mode=mode)
+
+
+@pytest.mark.parametrize("engine", ["warp", "taichi"])
+def test_adapters_reproduce_the_in_place_square_bug(engine):
+    """A[0] = A[0] * A[0] at A = 3: right 6; Warp 1.19 and Taichi 1.7.4 give 18 (the adjoint reads
+    the overwritten A). When an upgrade fixes it, this test says so."""
+    pytest.importorskip("warp" if engine == "warp" else "taichi")
+    from harness.core.activity import Duplicated
+    from harness.engine.runtime.launch import LaunchConfig
+    A, dA = np.array([3.0]), np.array([1.0])
+    result = _launch(engine, "kernels/war.py:square_in_place_first", LaunchConfig.of(1, 1), Duplicated(A, dA),
+                     mode="reverse")
+    assert A[0] == 9.0
+    assert dA[0] == 18.0
+    assert Path(result.plan.source_path).read_text().count("A[0]") >= 2
+
+
+def test_warp_refuses_forward_mode_and_active_scalars():
+    pytest.importorskip("warp")
+    from harness.core.activity import Active, Duplicated
+    from harness.engine.runtime.launch import LaunchConfig
+    out, dout, x, dx = np.zeros(4), np.ones(4), np.ones(4), np.zeros(4)
+    with pytest.raises(UnsupportedError, match="Warp has no forward-mode AD"):
+        _launch("warp", "kernels/elementwise.py:scale", LaunchConfig.threads(4, 4), Duplicated(out, dout),
+                Active(np.float64(2.0)), Duplicated(x, dx), mode="forward")
+    with pytest.raises(UnsupportedError, match="'alpha'.*no adjoint for a scalar kernel argument"):
+        _launch("warp", "kernels/elementwise.py:scale", LaunchConfig.threads(4, 4), Duplicated(out, dout),
+                Active(np.float64(2.0)), Duplicated(x, dx), mode="reverse")
+
+
+def test_taichi_functions_return_once_and_warp_int64_atomics_take_int64(tmp_path):
+    """Taichi refuses a return inside a non-static if (helper-early-return was a TaichiSyntaxError);
+    Warp refuses an int32 value for an int64 array's atomic (atomic-ticket-loop was a parse error)."""
+    k, _ = _kernel(tmp_path, """
+        @cuda.jit(device=True)
+        def pair(a, b):
+            if a < b:
+                return a, b
+            return b, a
+
+        @cuda.jit(device=True)
+        def loops_out(v, n):
+            for j in range(n):
+                if v > 1.0:
+                    return v
+            return 0.0
+
+        def k(out, x, counter):
+            i = cuda.grid(1)
+            if i < x.shape[0]:
+                lo, hi = pair(x[i], 1.0)
+                slot = cuda.atomic.add(counter, i, 1)
+                out[i] = lo * hi + slot
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("counter", Arr("i64", 1))]
+    text = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+    func = text[text.index("@ti.func"):text.index("@ti.kernel")]
+    assert func.count("return") == 1 and "return ti.Vector([_ret0, _ret1])" in func, func
+    assert "_ret0 = a" in func and "_ret0 = b" in func
+    warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "wp.int32(wp.atomic_add(counter, i, wp.int64(1)))" in warp, warp
+    k2, _ = _kernel(tmp_path, """
+        @cuda.jit(device=True)
+        def loops_out(v, n):
+            for j in range(n):
+                if v > 1.0:
+                    return v
+            return 0.0
+
+        def k(out, x, n):
+            i = cuda.grid(1)
+            if i < x.shape[0]:
+                out[i] = loops_out(x[i], n)
+        """)
+    with pytest.raises(UnsupportedError, match="a return inside a loop of a device function"):
+        Translator(TaichiTarget(), k2, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)],
+                   LAUNCH).module_text("doc")
+
+
+def test_taichi_forward_gives_a_const_array_no_tangent_left_from_an_earlier_run():
+    """The adapter reuses a Taichi field per (position, role, dtype, shape), and runs forward mode
+    without clearing duals: a run that made `y` Duplicated leaves a dual in y's field, which a later
+    run with `y` Const must not see (the adapter zeroes every float field's dual first)."""
+    pytest.importorskip("taichi")
+    from harness.core.activity import Duplicated
+    from harness.engine.runtime.launch import LaunchConfig
+    cfg = LaunchConfig.threads(4, 4)
+    x, y = np.linspace(0.1, 0.4, 4), np.linspace(1.0, 2.0, 4)
+    _launch("taichi", "kernels/layouts.py:mul_sin", cfg, Duplicated(np.zeros(4), np.zeros(4)),
+            Duplicated(x.copy(), np.zeros(4)), Duplicated(y.copy(), np.full(4, 5.0)), mode="forward")
+    dout = np.zeros(4)
+    _launch("taichi", "kernels/layouts.py:mul_sin", cfg, Duplicated(np.zeros(4), dout),
+            Duplicated(x.copy(), np.zeros(4)), y.copy(), mode="forward")
+    assert np.all(dout == 0.0), f"x's tangent is zero and y is Const: J v must be 0, got {dout}"
+
+
+# ----------------------------------------------------------------------------- the dialect the adapters translate
+
+def test_negative_indices_wrap_as_in_numba_and_provably_nonnegative_ones_do_not(tmp_path):
+    """numba wraps a negative index around its dimension (`im[x - 1]` at x = 0 is the last
+    element); Warp and Taichi would read out of bounds, so the translation spells the wrap."""
+    k, _ = _kernel(tmp_path, """
+        def k(out, im):
+            x = cuda.grid(1)
+            out[x] = im[x - 1] + im[x + 1]
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("im", Arr(F64, 1))]
+    warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "im[wp.where((x - 1) < 0, (x - 1) + im.shape[0], (x - 1))]" in warp, warp
+    assert "im[(x + 1)]" in warp and "out[x] =" in warp                   # x >= 0: no wrap
+    taichi = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+    assert "im[ti.select((x - 1) < 0, (x - 1) + im.shape[0], (x - 1))]" in taichi, taichi
+
+
+def test_gridsize_len_size_ndim_and_shape_unpacking_translate(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, a):
+            start = cuda.grid(1)
+            M, N = a.shape
+            for i in range(start, out.size, cuda.gridsize(1)):
+                out[i] = a[i % M, i % N] * len(a) + a.ndim
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("a", Arr(F64, 2))]
+    warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+    assert "M = a.shape[0]" in warp and "N = a.shape[1]" in warp, warp
+    assert "for i in range(start, (out.shape[0]), 64):" in warp        # gridsize: 2 blocks of 32 threads
+    assert "a[(i % M), (i % N)]" in warp and "* wp.float64(a.shape[0])" in warp and "wp.float64(2)" in warp
+    ast.parse(warp)
+
+
+def test_integer_arrays_of_every_width_translate(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, idx, small):
+            i = cuda.grid(1)
+            out[i] = out[idx[i]] + small[i]
+            small[i] = 1
+        """)
+    for code in ("i8", "i16", "i64", "u8", "u16", "u32", "u64"):
+        params = [Param("out", Arr(F64, 1)), Param("idx", Arr(code, 1)), Param("small", Arr(code, 1))]
+        warp = Translator(WarpTarget(), k, params, LAUNCH).module_text("doc")
+        wtype = f"wp.{'u' if code[0] == 'u' else ''}int{code[1:]}"
+        assert f"idx: wp.array(dtype={wtype}, ndim=1)" in warp and f"small[i] = {wtype}(1)" in warp, warp
+        taichi = Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc")
+        assert "ti.cast(idx[i], ti.i32)" in taichi
+        wrapped = "wp.where(" in warp.split("out[i] =")[1].splitlines()[0]
+        assert wrapped == (code[0] == "i"), warp          # an unsigned element is never negative
+
+
+def test_shared_arrays_and_barriers_are_taichis_block_level_ones_on_cuda_and_refused_elsewhere(tmp_path):
+    k, path = _kernel(tmp_path, """
+        from numba import float64
+        TPB = 32
+
+        def k(out, x):
+            sh = cuda.shared.array(shape=TPB, dtype=float64)
+            t = cuda.threadIdx.x
+            i = cuda.grid(1)
+            sh[t] = x[i]
+            cuda.syncthreads()
+            out[i] = sh[(t + 1) % cuda.blockDim.x]
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))]
+    taichi = Translator(TaichiTarget(block_level=True), k, params, LAUNCH)
+    taichi.add_store_mask_kernel()
+    text = taichi.module_text("doc")
+    assert "ti.loop_config(block_dim=32)" in text and "sh = ti.simt.block.SharedArray((32,), ti.f64)" in text
+    assert "ti.simt.block.sync()" in text and "_stored_sh" not in text, text
+    ast.parse(text)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:9: cuda.shared.array: Taichi: on the CPU.*"
+                                               r"see https://docs.taichi-lang.org"):
+        Translator(TaichiTarget(), k, params, LAUNCH)
+    with pytest.raises(UnsupportedError, match=r"cuda.shared.array: Warp: .*tiles.*see https://nvidia.github.io/warp"):
+        Translator(WarpTarget(), k, params, LAUNCH)
+
+
+def test_the_missing_math_functions_are_what_the_targets_cannot_spell():
+    """limits.MISSING_MATH (what docs/engines.md says each system lacks) is exactly the math
+    functions numba.cuda offers that a target has no spelling for, less the translator's own gaps."""
+    from harness.adapters.limits import MISSING_MATH, UNTRANSLATED_MATH
+    from harness.adapters.translate import MATH_FUNCTIONS
+    numba_math = set(MATH_FUNCTIONS.values()) - {"min", "max", "floor", "ceil", "trunc"}
+    for target in (WarpTarget(), TaichiTarget()):
+        assert numba_math - set(target.math) - UNTRANSLATED_MATH == MISSING_MATH[target.system], target.name
