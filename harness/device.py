@@ -1,5 +1,4 @@
-"""Device-side automatic differentiation (defined in harness/engine/device.py); kernels import it
-from here: `from harness import autodiff, Reverse, Duplicated`."""
-from harness.engine.device import (  # noqa: F401
-    Active, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse, __all__, autodiff,
-)
+"""Old import path of device-side autodiff, kept because kernels the fuzzer wrote before the layout
+change (its findings and reproducers on disk) import it; new code imports `from harness import ...`.
+Drop after 2027-03-01."""
+from harness.engine.device import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse, autodiff  # noqa: F401

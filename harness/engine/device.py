@@ -21,4 +21,4 @@ __all__ = ["Active", "Const", "Duplicated", "DuplicatedNoNeed", "Forward", "Reve
 
 def autodiff(mode, f, *args):
     raise RuntimeError("autodiff() inside a kernel must be compiled by the harness engine: "
-                       "launch the kernel with harness.engine.runtime.launch")
+                       "launch the kernel with `launch` from harness.engine")

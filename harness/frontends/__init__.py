@@ -1,0 +1,1 @@
+"""Old package of the broadcast kernel generator (now harness/broadcast); see kernelgen.py here."""
