@@ -6,7 +6,7 @@ results like a run; every other file still runs. Outcomes travel on test reports
 (user_properties), so with pytest-xdist only the controller writes the results file and the report.
 
 Everything a pytest session keeps lives in `config.stash`: the chosen backend and engines
-(`PluginState`), the harness Session (backend, engines, caches), the results output. Nothing is
+(`PluginState`), the session's Runner (backend, engines, caches), the results output. Nothing is
 kept in module globals and the plugin writes no environment variable of its own (numba's
 NUMBA_ENABLE_CUDASIM is set by harness.backends.prepare_environment, as numba reads it at import);
 xdist workers get the controller's backend through their `workerinput`.
@@ -326,16 +326,16 @@ class RunFailure(Exception):
         super().__init__(outcome.message)
 
 
-_SESSION = pytest.StashKey["object"]()     # this pytest session's harness.session.state.Session
+_SESSION = pytest.StashKey["object"]()     # this pytest session's Runner (harness/execution/runner.py)
 
 
 def _get_session(config):
-    """The session's backend, engines and caches, created with the first run (harness/session/state.py)."""
+    """The session's runner: its backend, engines and caches, created with the first run."""
     if _SESSION not in config.stash:
-        from harness.session.state import Session
+        from harness.execution.runner import Runner
         clock = config.stash[_CLOCK]
         clock.start("backend_start_s")            # numba, cupy and the CUDA context load here
-        config.stash[_SESSION] = Session(project_root(config), backend_name(config), seams=_seams(config))
+        config.stash[_SESSION] = Runner(project_root(config), backend_name(config), seams=_seams(config))
         clock.stop("backend_start_s")
     return config.stash[_SESSION]
 

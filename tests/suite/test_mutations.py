@@ -74,7 +74,7 @@ def test_mutant_replaces_one_seam_and_touches_nothing_else(name):
 
 def test_mutations_module_plants_through_seams_only():
     """No sys.modules scans, no __defaults__ patches, no regular expressions over generated text."""
-    source = (ROOT / "harness" / "mutations.py").read_text()
+    source = (ROOT / "harness" / "selftest" / "mutants.py").read_text()
     for banned in ("sys.modules", "__defaults__", "import re\n", "re.sub", "re.compile", "rebind"):
         assert banned not in source, banned
 

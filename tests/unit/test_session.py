@@ -1,4 +1,4 @@
-"""A session object owns the runner, its engines and caches (harness/session/state.py); the plugin keeps
+"""A session's Runner owns its backend, engines and caches (harness/execution/runner.py); the plugin keeps
 it in config.stash, and two sessions in one process do not share engines or launchers."""
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ def _run(run_id: str, backend_name: str):
 
 
 def test_two_sessions_in_one_process(launching_backend):
-    from harness.session.state import Session
+    from harness.execution.runner import Runner
     run = _run("cases/axpy.yaml::reverse-float64", launching_backend.name)
-    one, two = Session(ROOT, launching_backend.name), Session(ROOT, launching_backend.name)
+    one, two = Runner(ROOT, launching_backend.name), Runner(ROOT, launching_backend.name)
     first, second = one.execute(run), two.execute(run)
     assert first.state == second.state == "PASS"
-    assert one.runner._engines and two.runner._engines
-    assert not set(map(id, one.runner._engines.values())) & set(map(id, two.runner._engines.values()))
+    assert one._engines and two._engines
+    assert not set(map(id, one._engines.values())) & set(map(id, two._engines.values()))
     assert one.backend is two.backend           # the backend is process-wide (numba's choice)
 
 
@@ -42,21 +42,21 @@ def test_sessions_with_different_engine_seams_share_no_cache(launching_backend):
     each keeps its own engines, plans and broadcast launchers, so the bug shows in its session only,
     before and after the other session has compiled the same kernels."""
     from harness.selftest.mutants import get_mutant
-    from harness.session.state import Session
+    from harness.execution.runner import Runner
     name = launching_backend.name
     kernel_run = _run("cases/math-heavy.yaml::reverse-float64", name)
     broadcast_run = _run("cases/broadcast-primal-numpy.yaml::" + _first_run_name("cases/broadcast-primal-numpy.yaml",
                                                                                  name), name)
-    clean, planted = Session(ROOT, name), Session(ROOT, name, seams=get_mutant("flip-sin-rule").seams())
+    clean, planted = Runner(ROOT, name), Runner(ROOT, name, seams=get_mutant("flip-sin-rule").seams())
     assert clean.execute(kernel_run).state == "PASS"
     assert planted.execute(kernel_run).state == "FAIL"          # not the clean session's compiled plan
     assert clean.execute(kernel_run).state == "PASS"            # nor the other way round
     for session in (clean, planted):
         assert session.execute(broadcast_run).state == "PASS"
-    engines = [set(map(id, s.runner._engines.values())) for s in (clean, planted)]
+    engines = [set(map(id, s._engines.values())) for s in (clean, planted)]
     assert engines[0] and engines[1] and not engines[0] & engines[1]
     from harness.broadcast.frontend import launcher_for
-    launchers = [{id(launcher_for(e, "broadcast", ["out"])) for e in s.runner._engines.values()} for s in (clean, planted)]
+    launchers = [{id(launcher_for(e, "broadcast", ["out"])) for e in s._engines.values()} for s in (clean, planted)]
     assert not launchers[0] & launchers[1]
 
 
@@ -66,19 +66,19 @@ def _first_run_name(path: str, backend_name: str) -> str:
 
 
 def test_plugin_keeps_no_session_state_in_module_globals():
-    tree = ast.parse((ROOT / "harness" / "plugin.py").read_text())
+    tree = ast.parse((ROOT / "harness" / "session" / "plugin.py").read_text())
     assigned = {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
     constants = {name for name in assigned if name.isupper() or name.startswith("_") and name[1:].isupper()}
     assert assigned <= constants, f"module-level state in harness/session/plugin.py: {sorted(assigned - constants)}"
-    source = (ROOT / "harness" / "plugin.py").read_text()
+    source = (ROOT / "harness" / "session" / "plugin.py").read_text()
     assert "global " not in source and "os.environ[" not in source and "environ.setdefault" not in source
 
 
 def test_no_id_keyed_state_in_the_harness_front_ends():
     """id() as a cache or registry key outlives the object it names (ids are reused)."""
     for rel in ("harness/broadcast/kernelgen.py", "harness/broadcast/frontend.py", "harness/problems/layouts.py",
-                "harness/session/plugin.py", "harness/session/state.py", "harness/problems/kernel.py", "harness/problems/launch_log.py"):
+                "harness/session/plugin.py", "harness/problems/kernel.py", "harness/problems/launch_log.py"):
         tree = ast.parse((ROOT / rel).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Subscript) or isinstance(node, ast.Dict) or isinstance(node, ast.Tuple):
