@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 from collections import Counter
 
 import pytest
@@ -414,20 +413,18 @@ def test_summary_line_order():
     assert summary_line("x.html", {"PASS": 1}, ("sim",)) == "x.html: 1 run on sim: 1 PASS"
 
 
-def test_scale_5000_runs_is_small_and_fast(tmp_path):
+def test_scale_5000_runs_is_small(tmp_path):
+    """The page's size stays bounded at scale; its paint time is the browser test's (tests/browser),
+    a unit test carries no wall-clock bound."""
     runs = synthetic_outcomes(5000)
     results = tmp_path / "results.jsonl"
     with ResultsWriter(results) as w:
         for run in runs:
             w.append(run)
-    started = time.perf_counter()
     summary = build_report([results], tmp_path / "index.html")
-    elapsed = time.perf_counter() - started
     size = (tmp_path / "index.html").stat().st_size
-    print(f"5000-run report: {size / 1e6:.2f} MB, built in {elapsed:.2f} s")
     assert summary.startswith(f"{tmp_path / 'index.html'}: 5000 runs on ptx, sim: ")
     assert size < 10 * 1024 * 1024
-    assert elapsed < 30
 
 
 def test_run_entries_name_their_engine_the_bundled_one_too():
