@@ -100,6 +100,14 @@ def report(root: Path = PACKAGE, top: int = 10) -> str:
     out.append(f"\npackages: {len(packages)}")
     for name, members in sorted(packages.items()):
         out.append(f"  {name + '/':<28} {len(members):>3} modules {sum(lines_of[p] for p in members):>6} lines")
+        # a package with stages of its own (the engine) shows them one level down
+        stages = defaultdict(list)
+        for p in members:
+            inner = p.parent.relative_to(root / name).parts
+            stages[inner[0] + "/" if inner else "(its root)"].append(p)
+        if len(stages) > 1:
+            for stage, inside in sorted(stages.items()):
+                out.append(f"    {stage:<26} {len(inside):>3} modules {sum(lines_of[p] for p in inside):>6} lines")
     out.append(f"\nlargest modules:")
     for p in sorted(files, key=lambda p: -lines_of[p])[:top]:
         out.append(f"  {str(p.relative_to(root.parent)):<40} {lines_of[p]:>5}")
