@@ -1,4 +1,4 @@
-"""Content hashes of generated kernels, to show that a refactor leaves them byte-identical (issue 13).
+"""Content hashes of generated kernels, to show that a refactor leaves them byte-identical.
 
     HARNESS_CACHE_DIR=/tmp/before pytest cases --backend ptx -n 2 -q      # on the old commit
     HARNESS_CACHE_DIR=/tmp/after  pytest cases --backend ptx -n 2 -q      # on the new one

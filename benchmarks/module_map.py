@@ -1,4 +1,4 @@
-"""Module map of harness/: lines per module and the largest functions (issue 13's before/after).
+"""Module map of harness/: lines per module and the largest functions (a layout change's before/after).
 
     python benchmarks/module_map.py [root] [--top N]
 """

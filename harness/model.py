@@ -52,7 +52,7 @@ class LaunchSpec:
 @dataclass(frozen=True)
 class FDSpec:
     directions: int = FD_DIRECTIONS
-    rtol: float | None = None       # None: per-dtype default (DESIGN section 5)
+    rtol: float | None = None       # None: per-dtype default
     atol: float | None = None
 
 
@@ -63,9 +63,9 @@ class CheckSpec:
     repeat: int = 1
     zero_guard: bool = True
     nested: dict | None = None      # {function, mode, args: {name: {shadow: other}}}
-    activities: str | None = None   # "all": enumerate activity combinations (issue 5)
+    activities: str | None = None   # "all": enumerate activity combinations
     block_sweep: tuple[int, ...] | None = None
-    # issue 10: exact expected values {rtol?, atol?, primal|forward|reverse: {name: values}}
+    # exact expected values {rtol?, atol?, primal|forward|reverse: {name: values}}
     values: dict | None = None
 
 
@@ -94,7 +94,7 @@ class KernelRef:
 
 @dataclass(frozen=True)
 class LaunchStep:
-    """One launch of a program (issue 10): a kernel, its launch, and the buffers it takes."""
+    """One launch of a program: a kernel, its launch, and the buffers it takes."""
     kernel: KernelRef
     launch: LaunchSpec
     args: tuple[str, ...]           # buffer (case argument or program buffer) names, in parameter order
@@ -144,14 +144,14 @@ class Case:
     seed: int = 0
     check: CheckSpec = field(default_factory=CheckSpec)
     expect: Expectation = field(default_factory=Expectation)
-    # issue 10: an expectation per mode; expand_runs gives each run its mode's as `expect`
+    # an expectation per mode; expand_runs gives each run its mode's as `expect`
     expect_by_mode: dict | None = None
     engine: dict = field(default_factory=dict)  # launch, fold_constants, nested_config, ...
     engine_expect: dict = field(default_factory=dict)  # engine name -> Expectation (`engines:`)
     jobs: tuple[dict, ...] = ()
     ptx: dict = field(default_factory=dict)     # {mode: {fact: value}}
-    program: ProgramSpec | None = None           # issue 10: a sequence of launches (kernel = the first's)
-    replay: dict | None = None                   # issue 10: {restore: [buffers]}: primal first, reverse later
+    program: ProgramSpec | None = None           # a sequence of launches (kernel = the first's)
+    replay: dict | None = None                   # {restore: [buffers]}: primal first, reverse later
     variant: str | None = None      # set on the copies made for each variant
     variant_names: tuple[str, ...] = ()  # on the base case: every variant it declares
     line: int = 1                   # first line of the case (or of its variant block)

@@ -86,7 +86,7 @@ def catches(base: str, mutant: str) -> bool:
 # ----------------------------------------------------------------------------- tolerances
 
 # Gradient oracles (finite differences, the dot test, the zero guard), per dtype: an entry passes when
-# |ad - ref| <= atol + rtol * (|ref| + rms(ref)); DESIGN section 5. float32 rtol 2e-3 is about 1.7e4
+# |ad - ref| <= atol + rtol * (|ref| + rms(ref)) (docs/oracles.md). float32 rtol 2e-3 is about 1.7e4
 # float32 epsilons: room for reordered sums and moderate cancellation, while a factor-2, sign or zero
 # error is still 500x over it. A case's `check: {fd: {rtol, atol}}` overrides either.
 GRADIENT_RTOL_ATOL = {
@@ -101,7 +101,7 @@ REPEAT_RTOL = {"float32": 1e-5, "float64": 1e-12}
 RELATION_RTOL = {"float32": 1e-5, "float64": 1e-10}
 
 # A primal launch against an independent reference (numpy for broadcast/map, numba.cuda.jit for
-# kernels; issue 10 item 9): the same arithmetic, except that numpy evaluates f in float64 and either
+# kernels): the same arithmetic, except that numpy evaluates f in float64 and either
 # side may contract a*b+c into an FMA. A wrong index or operand is off by O(1), far beyond these.
 PRIMAL_REFERENCE_RTOL_ATOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
 

@@ -1,4 +1,4 @@
-"""Barriers in block-uniform control flow (issue 22 item 2): loops and conditions whose trip
+"""Barriers in block-uniform control flow: loops and conditions whose trip
 count or value is the same for every thread of a block may contain cuda.syncthreads()."""
 from numba import cuda, float32, float64
 
@@ -79,8 +79,8 @@ def barrier_thread_dependent(out, x):
 # fast_matmul from NVIDIA/numba-cuda, numba_cuda/numba/cuda/tests/doc_examples/test_matmul.py
 # (commit 071e82e1880f3eea875f3981622cf9ac83de955e, BSD-2-Clause, the kernel of numba-cuda's
 # documentation). Edits: `cuda.shared.array(shape=(TPB, TPB), dtype=float32)` written with
-# positional literal arguments (keyword forms and module-constant shapes are issue 22 item 1,
-# on another branch); TPB = 16 written as the literal 16 in the loop and indices; the float64
+# positional literal arguments (keyword forms and module-constant shapes were not yet supported
+# when it was ported); TPB = 16 written as the literal 16 in the loop and indices; the float64
 # twin below has float64 tiles and accumulator (float32 tiles in a float64 run would leave the
 # finite-difference oracle float32 noise).
 def fast_matmul(A, B, C):

@@ -1,5 +1,5 @@
 """Kernels that call helpers of another file (kernels/soundness_helpers.py): a refusal inside a
-helper names the helper's file and line (issue 9 item 8)."""
+helper names the helper's file and line."""
 from numba import cuda
 
 

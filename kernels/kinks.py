@@ -1,4 +1,4 @@
-"""Kinks and custom rules that finite differences cannot judge (issue 10 item 4)."""
+"""Kinks and custom rules that finite differences cannot judge."""
 import math
 
 from numba import cuda

@@ -59,7 +59,7 @@ def dval_kernel(u, du, ghost):
 
 
 def scale_first(A, a):
-    """A[0] = a A[0] + a^2: an array updated in place and an Active scalar (issue 10 item 8)."""
+    """A[0] = a A[0] + a^2: an array updated in place and an Active scalar."""
     A[0] = A[0] * a + a * a
 
 

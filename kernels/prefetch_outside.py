@@ -1,4 +1,4 @@
-"""A thread-owned array stored in two blocks (issue 23, item 5): the reverse sweep reverses the
+"""A thread-owned array stored in two blocks: the reverse sweep reverses the
 second block first, which consumes and rewrites the shadow the first block's store then reads, so
 the first block's shadow read cannot be issued early (emit_prefetch.py)."""
 from numba import cuda

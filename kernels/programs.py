@@ -1,4 +1,4 @@
-"""Kernels of multi-launch programs (issue 10 item 1): launches that share named buffers."""
+"""Kernels of multi-launch programs: launches that share named buffers."""
 import math
 
 from numba import cuda

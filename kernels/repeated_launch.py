@@ -1,5 +1,5 @@
-"""One kernel launched repeatedly on the same buffers with different scalar values (issue 23,
-item 5): Engine.launch's call-site cache must tell the launches apart by the scalars' values."""
+"""One kernel launched repeatedly on the same buffers with different scalar values:
+Engine.launch's call-site cache must tell the launches apart by the scalars' values."""
 from numba import cuda
 
 

@@ -1,4 +1,4 @@
-"""Engine soundness reproducers (issue 9): aliasing at every entry point, device-side autodiff
+"""Engine soundness reproducers: aliasing at every entry point, device-side autodiff
 running the host's analyses, atomic old values in loops, early returns in helpers, ownership over
 index sets."""
 import math

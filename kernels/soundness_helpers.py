@@ -1,5 +1,5 @@
 """Device helpers in a file of their own: a refusal inside one must name this file, not the
-kernel's (issue 9 item 8)."""
+kernel's."""
 import math
 
 from numba import cuda

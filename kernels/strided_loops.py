@@ -1,4 +1,4 @@
-"""Counted loops whose start is not 0 and whose step is not 1 (issue 23, item 5).
+"""Counted loops whose start is not 0 and whose step is not 1.
 
 The reverse sweep rebuilds a counted loop's variable from the iteration number (start +
 iteration * step), both where it restores taped registers and where a recomputed loop replays

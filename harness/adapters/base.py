@@ -4,7 +4,7 @@ An engine differentiates one kernel launch with split, individually annotated ar
 
     result = engine.launch(kernel, config, Duplicated(out, dout), Const(x), Active(a), mode="reverse")
 
-- `mode` is primal | forward | reverse, with the semantics of docs/engine.md (DESIGN section 3):
+- `mode` is primal | forward | reverse, with the semantics of docs/engine.md:
   forward leaves J v in the shadows; reverse takes the final state's cotangent in the shadows and
   leaves J^T w there (unwritten arrays accumulate, overwritten elements are consumed); the primal
   arrays end as after a primal launch.

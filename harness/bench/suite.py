@@ -97,7 +97,7 @@ class Bench:
         return wrapped
 
     def streams(self, mode: str) -> int:
-        """float32 streams of n elements a kernel must move (the byte model of DESIGN section 9)."""
+        """float32 streams of n elements a kernel must move (the bench's byte model)."""
         total = 0
         for name, kind, activity in self.args:
             if kind != "n":

@@ -79,7 +79,7 @@ class _KeyProblem(yaml.constructor.ConstructorError):
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 # YAML 1.2 core-schema scalars instead of PyYAML's YAML 1.1 ones: `2e-3` is a float (1.1 reads it
-# as a string, and DESIGN's own example writes tolerances that way), `010` is ten, `on`/`no` are
+# as a string, and the case format's own examples write tolerances that way), `010` is ten, `on`/`no` are
 # strings (a tag named `no` must not turn into False), dates stay strings. Only JSON types remain.
 _IMPLICIT_SCALARS = (
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
@@ -843,7 +843,7 @@ def _build_nested(ctx: _Context, raw: dict, arg_names: tuple[str, ...]) -> dict:
     path = ("check", "nested")
     ref, _ = _resolve_function(ctx, raw["function"], path + ("function",), what="nested function")
     for name, spec in raw.get("args", {}).items():
-        (key, other), = spec.items()                       # shadow: array, or adjoint: array (issue 10)
+        (key, other), = spec.items()                       # shadow: array, or adjoint: array
         for role, arg in (("argument", name), (key, other)):
             if arg not in arg_names:
                 where = path + ("args", name) + ((key,) if role == key else ())
@@ -912,7 +912,7 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
         ctx.fail("a case names either a kernel or a program (a sequence of launches), not both"
                  if "program" in doc else "missing required key 'kernel' (or 'program', a sequence of launches)",
                  ("program",) if "program" in doc else ("kernel",))
-    if "program" in doc:                                    # issue 10: a sequence of launches
+    if "program" in doc:                                    # a sequence of launches
         args = tuple(_build_arg(ctx, name, raw) for name, raw in doc["args"].items())
         program = _build_program(ctx, doc, args)
         kernel = program.launches()[0].kernel
@@ -970,7 +970,7 @@ def _build_native_kernels(ctx: _Context, doc: dict) -> dict:
     return native
 
 
-# ============================================================================ issue 10: second edition
+# ============================================================================ second edition: programs, stated values
 # Per-mode expectations, expectations a variant may not inherit silently, exact expected values.
 
 _MODE_KEYS = ("primal", "forward", "reverse")

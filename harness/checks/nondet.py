@@ -1,4 +1,4 @@
-"""The nondeterminism oracle (DESIGN section 5, oracle 4; docs/activities.md, "Nondeterminism").
+"""The nondeterminism oracle (docs/activities.md, "Nondeterminism").
 
 `check: {repeat: N}` launches the run's derivative N times on identical inputs, direction and
 cotangent; `check: {block_sweep: [32, 64, ...]}` launches it again with each block size (for

@@ -1,4 +1,4 @@
-"""Independent references for a primal launch's results (issue 10 item 9).
+"""Independent references for a primal launch's results.
 
 The gradient oracles differentiate whatever the primal computes, so a front end that indexed a
 lower-rank operand on the wrong axis would pass all of them. The primal run therefore compares its

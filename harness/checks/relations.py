@@ -1,5 +1,5 @@
-"""Activity metamorphic relations and the `check: {activities: all}` enumeration (DESIGN section 5,
-oracle 3; docs/activities.md).
+"""Activity metamorphic relations and the `check: {activities: all}` enumeration
+(docs/activities.md).
 
 A launch's derivative must not depend on how the same mathematics is annotated. Each relation runs
 the launch a second way and compares derivatives along one seeded direction (forward: J v over the

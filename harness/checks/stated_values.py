@@ -1,4 +1,4 @@
-"""The case's stated values (check.values, issue 10 item 4) applied to a run.
+"""The case's stated values (check.values) applied to a run.
 
 Forward and reverse values follow from the direction the case chose (`shadow: {init: ...}`, the
 same first direction the gradient oracles use): forward compares J v, reverse J^T w, both launched
@@ -52,7 +52,7 @@ def primal_verdicts(case: Case, args, device_values, backend, kernel=None, confi
     kernel launched directly through numba; harness/checks/primal_reference.py) and the stated values.
     `on_host`: the launch was staged from host arrays (harness/problems/host_staging.py), so is the reference."""
     from harness.checks.primal_reference import direct_launch_verdict, elementwise_verdict
-    # the arrays stay where the launch left them: the references compare with their module (issue 12)
+    # the arrays stay where the launch left them: the references compare with their module
     finals = {a.spec.name: v for a, v in zip(args, device_values) if a.spec.kind == "array"}
     dtype = run_dtype(args)
     out = []

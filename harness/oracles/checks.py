@@ -1,5 +1,5 @@
 """The gradient oracles: each compares an engine derivative with an independent reference and returns
-an `OracleVerdict` (DESIGN section 5: oracles 1, 2, 5 and 6; docs/oracles.md says why each rule is
+an `OracleVerdict` (docs/oracles.md says why each rule is
 the way it is).
 
     check_forward_fd   J v (forward mode)                    vs  finite differences of F along v
@@ -610,7 +610,7 @@ class _Lazy(Sequence):
 class _Workspace:
     """The launches of one oracle run that the checks use more than once, cached, so that each
     refinement pays only for what it adds; and no more than that, so memory stays bounded as the
-    state grows (issue 12 item 7): the AD results of each direction (J v, J^T w, as the problem
+    state grows: the AD results of each direction (J v, J^T w, as the problem
     returned them) and the central estimates D(h) of the first `keep` directions (the zero guard
     and Richardson reuse them). Every other estimate is computed when a check reads it and freed
     once compared; the few that a failing run reads twice are computed twice."""

@@ -1,4 +1,4 @@
-"""Exact expected values stated by a case (issue 10 item 4): for kinks, subgradients and custom
+"""Exact expected values stated by a case: for kinks, subgradients and custom
 rules that finite differences cannot judge, a case says what the engine must produce.
 
 Entry k passes when |got_k - expected_k| <= atol + rtol * (|expected_k| + rms(expected over the

@@ -1,4 +1,4 @@
-"""Finite-difference reference derivatives, always in float64 (DESIGN section 5.1).
+"""Finite-difference reference derivatives, always in float64.
 
 Every probe builds fresh state dicts from the base point, so neither the base point nor the direction
 is ever handed to the problem (kernels write their arguments in place), and every result is copied
@@ -90,7 +90,7 @@ Steps = tuple  # ((h, (argument names...)), ...): one step per group of similar 
 
 def argument_steps(base: dict[str, np.ndarray], v: dict[str, np.ndarray], *,
                    relative: float = CENTRAL_STEP) -> Steps:
-    """Steps per argument (issue 10 item 6): each argument is probed with a step relative to its
+    """Steps per argument: each argument is probed with a step relative to its
     own magnitude, so an array of values near 10000 cannot move another array by 0.06 (enough to
     change which thread wins an atomic min). Arguments of similar magnitude (within a factor 4)
     share a step; each group costs its own pair of primal launches, and J v is the sum of the

@@ -1,5 +1,5 @@
 """Names of flat-state entries (`out[3]`, `x[1,2]`, `a`), built only for the entries a verdict
-reports: a 2^24-element state must not cost 2^24 Python strings (issue 12 item 7).
+reports: a 2^24-element state must not cost 2^24 Python strings.
 
 `Names` is a read-only sequence made of blocks, each a length and a function from an index within
 the block to its name; concatenating two is concatenating their block lists.

@@ -208,7 +208,7 @@ class Comparisons:
     """Several comparisons taken one at a time, each summarized and then freed, reported as if
     they were one concatenated Comparison (the same metrics, worst entries and first worst entry):
     the forward FD check compares direction by direction, so at most one direction's arrays are
-    alive at once (issue 12 item 7)."""
+    alive at once."""
 
     def __init__(self, limit: int = MAX_WORST):
         self.limit, self.n, self.n_bad = limit, 0, 0

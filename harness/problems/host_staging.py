@@ -7,8 +7,8 @@ microsecond. So a problem whose arrays hold at most `policy.HOST_STATE_LIMIT` el
 everything in numpy (`KernelProblem.on_host`) and stages each launch: every host allocation its
 annotated arguments view is copied to the device once (views of one allocation stay views of one
 device allocation, with their offsets and strides), the kernel runs, and every allocation is copied
-back into the host array it came from. Larger problems keep their states on the device (issue 12
-item 7): there a host round trip of the state would cost more than the operations.
+back into the host array it came from. Larger problems keep their states on the device:
+there a host round trip of the state would cost more than the operations.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ state between calls.
 States, directions and results are arrays of one module (`xp`), decided per problem: on a device
 backend (cupy on cuda) a problem larger than policy.HOST_STATE_LIMIT elements keeps them on the
 device, so the oracles and relations compute where the arrays are and nothing of the size of the
-state crosses to the host (issue 12 item 7; seeds given as numpy arrays are uploaded); a smaller one
+state crosses to the host (seeds given as numpy arrays are uploaded); a smaller one
 (`on_host`) keeps them in numpy and stages each launch (harness/problems/host_staging.py), so its hundreds of
 tiny oracle operations cost microseconds instead of a device launch each. sim and ptx are numpy. A derivative launch returns a `DerivativeLaunch` (every lane's result, the
 primal arrays the launch left, the engine's LaunchResult); whoever needs more than J v or J^T w
@@ -95,7 +95,7 @@ class KernelProblem:
                   if a.spec.kind in ("array", "scalar") and _float(a.value.dtype)]
         self.dtype = "float32" if floats and all(f == "float32" for f in floats) else "float64"
         # float32 arithmetic inside (casts, float32 temporaries), with arguments of either dtype: the
-        # float64 evaluation of FD still rounds to float32 (issue 10 item 6, issue 22 item 5).
+        # float64 evaluation of FD still rounds to float32.
         self.dtype, self.fd_precision = run_precisions(self.dtype, [kernel])
         self.width = max([a.spec.width or 1 for a in args if a.spec.activity == "batch_duplicated"] + [1])
         self._check_memory()

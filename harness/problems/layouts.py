@@ -14,7 +14,7 @@ Three jobs, each usable from the runner and from the Python API:
   is allowed only between const arrays (the primal semantics of a shared buffer are well defined);
   an overlap that involves a differentiable array or any shadow is refused with an
   `ActivityError` naming both arguments, because the engine's accumulate semantics
-  (`dx += ...` per element, DESIGN section 3) assume that every differentiable array and every
+  (`dx += ...` per element) assume that every differentiable array and every
   shadow owns its memory.
 
 The harness checks before copying (KernelProblem), so a case's error names its arguments before

@@ -14,7 +14,7 @@ from harness.oracles.problem import StateVar
 
 
 class NestedProblem(KernelProblem):
-    """`adjoints` (issue 10 item 8): Active scalars of the differentiated function; the kernel
+    """`adjoints`: Active scalars of the differentiated function; the kernel
     stores each one's adjoint (what autodiff returns) in element 0 of the named array argument.
     They are inputs of F (the kernel passes them to the function), not outputs."""
 

@@ -2,7 +2,7 @@
 
 A kernel with float64 arguments may still compute in float32 (`float32(x[i])`, `np.float32`,
 `numba.float32`): its float64 evaluation for finite differences then carries float32 roundoff,
-and the oracles must step and tolerate as for float32 (issue 10 item 6). Parsing, not running: the
+and the oracles must step and tolerate as for float32. Parsing, not running: the
 kernel and the module-level functions it calls (device helpers) are scanned for float32 names.
 """
 from __future__ import annotations

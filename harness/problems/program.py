@@ -1,4 +1,4 @@
-"""A case's program (issue 10 item 1): a sequence of launches over named buffers, adapted to the
+"""A case's program: a sequence of launches over named buffers, adapted to the
 oracles' DiffProblem protocol as ONE state transformer F: initial state -> final state.
 
     forward  (jvp)  every launch in order in forward mode; tangents live in shadows that persist

@@ -1,4 +1,4 @@
-"""Planted AD bugs for the mutation self-test (GitHub issue 5, item 6).
+"""Planted AD bugs for the mutation self-test.
 
 Each `Mutant` plants one classic automatic-differentiation bug in the engine by replacing one entry
 of the engine's seams (harness/engine/seams.py: the derivative rules, the adjoint emitter of a
@@ -313,7 +313,7 @@ def _untaped_write_after_read(seams):
     return seams.replace(mark_taped_loads=lambda ir: None)
 
 
-# --- issue 23, item 5: the self-test's blind spots
+# --- the self-test's former blind spots
 
 @mutant("loop-index-unit-step",
         "the reverse sweep rebuilds a counted loop's variable as start + r, forgetting the step "

@@ -158,7 +158,7 @@ def test_detail_opens_from_link(mixed_report, tmp_path):
     assert anchor in facts.open_details                            # the run's detail is opened
     assert any(d.startswith(f"case-{failing.case_id}-") for d in facts.open_details)  # and its case
 
-    # issue 24 item 7: a view link with open= scrolls to the run, after filtering
+    # a view link with open= scrolls to the run, after filtering
     facts = DomFacts(chromium(tmp_path, file_url(html, f"q={failing.case_id}&open={anchor}"), "--dump-dom"))
     assert anchor in facts.open_details and facts.root.get("data-scrolled-to") == anchor
 

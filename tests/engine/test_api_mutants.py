@@ -1,4 +1,4 @@
-"""Planted bugs that only the Python API reaches (issue 23, item 5): the harness checks a case's
+"""Planted bugs that only the Python API reaches: the harness checks a case's
 arguments itself before the engine sees them, and a case launches each kernel with fixed scalars,
 so the engine's own aliasing refusal at Engine.launch and its call-site cache across scalar
 values are tested here, each check run on the unmutated engine (it holds) and under its mutant

@@ -1,4 +1,4 @@
-"""The split-argument launcher as a user calls it from Python (DESIGN section 3):
+"""The split-argument launcher as a user calls it from Python:
 
     from harness.engine import launch, LaunchConfig, Const, Duplicated, DuplicatedNoNeed, Active, BatchDuplicated
     launch(axpy, LaunchConfig.threads(n), Duplicated(out, dout), Active(a), Duplicated(x, dx), Const(y), mode="reverse")
@@ -324,7 +324,7 @@ def test_2d_launch_reverse(kernels, engine, be):
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_launch_refuses_one_buffer_passed_as_two_duplicated_arguments(kernels, engine, be, data, mode):
     """out and x of out[i] = a x[i] + y[i] as one buffer with one shadow: differentiated as two
-    arguments, reverse mode gave d(buf) = (a + 1) w instead of a w, silently (issue 9 item 1)."""
+    arguments, reverse mode gave d(buf) = (a + 1) w instead of a w, silently."""
     buf, dbuf = dev(be, data["x"]), dev(be, data["w"])
     with pytest.raises(ActivityError, match=r"argument 0 \('out'\) and argument 2 \('x'\) share memory") as e:
         engine.launch(kernels.axpy, CONFIG, Duplicated(buf, dbuf), Const(A), Duplicated(buf, dbuf),
@@ -355,7 +355,7 @@ def test_launch_allows_const_aliasing(kernels, engine, be, data):
 
 def test_a_refusal_does_not_depend_on_earlier_launches(kernels, engine, be):
     """A plan's key holds the launch shape: the nested reverse of A[i] = 2 A[i + 1] is fine in
-    one thread and refused in sixteen, whichever launch came first (issue 9 item 5)."""
+    one thread and refused in sixteen, whichever launch came first."""
     import importlib.util
     from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Stencil adjoints as gathers (harness/engine/analyses/gather.py, emit_gather.py; issue 12 item 2).
+"""Stencil adjoints as gathers (harness/engine/analyses/gather.py, emit_gather.py).
 
 The gathered reverse must leave every array and shadow exactly as the scatter with atomics does
 (the engine's reverse semantics, dout consumed included): each kernel below is launched twice on

@@ -1,4 +1,4 @@
-"""No exception but a refusal leaves the engine (issue 22 item 4), and the errors around it read clearly.
+"""No exception but a refusal leaves the engine, and the errors around it read clearly.
 
 * the engine's last line of defence (harness/engine/guard.py): an unexpected exception inside the
   engine becomes an EngineInternalError that says it is an engine bug, names the kernel's file and

@@ -1,4 +1,4 @@
-"""The rule table against the cases, the docs and numba.cuda (issue 9 item 7).
+"""The rule table against the cases, the docs and numba.cuda.
 
 * every rule of harness/engine/rules/table.py is differentiated by at least one expected-to-pass case in
   cases/ in forward mode and in reverse mode (a wrong rule cannot pass the whole suite);

@@ -1,4 +1,4 @@
-"""Each shadow is compiled with its own layout (issue 9 item 6).
+"""Each shadow is compiled with its own layout.
 
 On a GPU, a derivative kernel typed for a C-ordered shadow indexes a Fortran-ordered or strided one
 as if it were C-ordered: silently wrong tangents and gradients (measured on the H200 with

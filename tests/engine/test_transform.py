@@ -514,7 +514,7 @@ def _block_guards(fdef):
 
 
 def test_reads_at_literal_indices_are_reduced_per_block(kernels, engine, backend, cfg):
-    """Issue 12: every thread reads x[0]; its adjoint is summed in a register, reduced through
+    """every thread reads x[0]; its adjoint is summed in a register, reduced through
     the warp and the block, added by each block to one of SPREAD copies, and a one-thread finish kernel adds the copies to d_x[0] and zeroes them."""
     module, fdef = generated(engine, kernels.read_first, cfg.threads(16, 8), [_dup(backend, 16), _dup(backend, 1)],
                         "reverse")

@@ -1,4 +1,4 @@
-"""The harness used from another repository (issue 24, item 1): a wheel built from this checkout,
+"""The harness used from another repository: a wheel built from this checkout,
 installed into a fresh virtual environment, serves `pytest cases --backend sim` in a directory of
 its own with no conftest.py (the pytest11 entry point), and runs a case through an engine that a
 separate package registers in the `gpu_ad_harness.engines` entry-point group.

@@ -31,7 +31,7 @@ def subcommand_parsers():
 
 @pytest.mark.parametrize("name", sorted(subcommand_parsers()))
 def test_help_names_only_options_the_command_accepts(name):
-    # issue 15: `harness mutate --help` documented --cases, which mutate rejects
+    # `harness mutate --help` documented --cases, which mutate rejects
     sub = subcommand_parsers()[name]
     accepted = {option for action in sub._actions for option in action.option_strings}
     # options in the help's own example command lines (`harness NAME ... --option`); mentions of
@@ -150,7 +150,7 @@ def readme_python_snippet() -> str:
 
 
 def test_readme_python_snippet_runs_as_written_without_a_gpu():
-    # issue 15: the snippet failed with "numba was imported before the 'sim' backend was chosen";
+    # the snippet failed with "numba was imported before the 'sim' backend was chosen";
     # HARNESS_BACKEND=sim, as the README says to run it, now picks the simulator before numba loads
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "PYTEST_XDIST_WORKER")}
     env.update(HARNESS_BACKEND="sim", PYTHONPATH=str(ROOT))

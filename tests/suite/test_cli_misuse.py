@@ -1,4 +1,4 @@
-"""Issue 11 item 11: misuse of the command line or environment is refused at start, one clear
+"""misuse of the command line or environment is refused at start, one clear
 line each, never a traceback or INTERNALERROR and never after the first run."""
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def _cuda_reason():
 
 @pytest.mark.skipif(_cuda_reason() is None, reason="the cuda backend can run here")
 def test_cuda_backend_that_cannot_run_here_is_one_line_before_collection(tmp_path):
-    """Issue 24 item 3: no GPU, driver or cupy is one message and exit 4, not a CudaSupportError per
+    """no GPU, driver or cupy is one message and exit 4, not a CudaSupportError per
     run (the case file is not even valid: the session stops before collecting it)."""
     done = run_pytest(project(tmp_path), "--backend", "cuda")
     assert_one_line_refusal(done, "--backend cuda")

@@ -1,4 +1,4 @@
-"""Loading a case file is safe and bounded (issue 11, items 1, 6, 7, 8): no case runs code, no case
+"""Loading a case file is safe and bounded: no case runs code, no case
 exhausts the machine, every bad input is a CaseError naming file, line and key, nothing invalid is
 accepted. Each test builds a tiny project in tmp_path; numba is not imported.
 """

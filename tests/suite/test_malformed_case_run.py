@@ -1,4 +1,4 @@
-"""A malformed case file is one ERROR item for that file (issue 11, items 5 and 8): every other case
+"""A malformed case file is one ERROR item for that file: every other case
 still runs, the results record it under "case file error", and `harness run` counts it. Each test
 runs a real pytest session (simulator) over a tiny project in tmp_path.
 """

@@ -1,4 +1,4 @@
-"""What docs/engines.md says about variants and `engines:` (issue 24, item 9) is what the loader does."""
+"""What docs/engines.md says about variants and `engines:` is what the loader does."""
 from __future__ import annotations
 
 import shutil

@@ -1,4 +1,4 @@
-"""The README tour's "Read a failure" step is a command a reader can type (issue 24, item 4):
+"""The README tour's "Read a failure" step is a command a reader can type:
 `--mutant NAME` plants one of harness/selftest/mutants.py's bugs for the session. The header names the
 engine (item 7) and the generated kernel's path is relative to the project."""
 from __future__ import annotations

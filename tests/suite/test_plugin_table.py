@@ -1,4 +1,4 @@
-"""The end of the test command (issue 24, item 5): refusals grouped by reason with counts, the
+"""The end of the test command: refusals grouped by reason with counts, the
 per-engine table last, the full per-case table in a file, the reports named."""
 from __future__ import annotations
 

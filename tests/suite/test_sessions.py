@@ -1,4 +1,4 @@
-"""Issue 11 items 2 and 3, issue 15 item 2: results are never lost, clobbered or mixed up.
+"""results are never lost, clobbered or mixed up.
 
 Each test runs real pytest sessions (subprocesses, simulator) over a two-case project in tmp_path:
 - a partial run (one run id) lands beside the last full run, never over it, and the sessions
@@ -179,7 +179,7 @@ def test_index_lists_the_latest_complete_full_run_first(tmp_path):
 
 
 def test_reports_written_to_named_files_are_listed_on_the_index(tmp_path):
-    """Issue 24 item 5: tox's `--results reports/sim.jsonl --html reports/sim.html` is on the index
+    """tox's `--results reports/sim.jsonl --html reports/sim.html` is on the index
     beside the session folders, with a working link and its counts."""
     project = make_project(tmp_path)
     named = run(project, "cases", "--results", "reports/sim.jsonl", "--html", "reports/sim.html")

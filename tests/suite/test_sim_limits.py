@@ -1,4 +1,4 @@
-"""Issue 11 items 4 and 12: the simulator refuses what a GPU refuses and survives a hung launch.
+"""the simulator refuses what a GPU refuses and survives a hung launch.
 
 A block of more than 1024 threads, a grid beyond CUDA's limits and a barrier reached by only some
 threads of a block (or different barriers in different branches) are errors, as on a GPU (which

@@ -1,4 +1,4 @@
-"""Bad-input fuzzer for the case loader (issue 11): mutants of the real cases/ files, with fixed seeds.
+"""Bad-input fuzzer for the case loader: mutants of the real cases/ files, with fixed seeds.
 
 Each mutant either loads, or fails with the loader's CaseError naming the file, the line and (for
 anything below the top level of the document) the key. No other exception may escape, and nothing

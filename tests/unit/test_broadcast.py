@@ -451,7 +451,7 @@ def test_a_compiled_device_function_is_specialized_through_its_python_function(b
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_broadcast_refuses_a_destination_aliased_with_a_duplicated_operand(be, k, split, mode):
     """x .= axpy.(a, x, y) with x Duplicated twice (one buffer, one shadow): refused by the
-    engine, naming both arguments (issue 9 item 1), not differentiated as two arrays."""
+    engine, naming both arguments, not differentiated as two arrays."""
     from harness.broadcast import broadcast_into
     x, dx = be.asarray(np.ones(8)), be.asarray(np.ones(8))
     with pytest.raises(ActivityError, match=r"argument 0 \('dest'\) and argument 2 \('x'\) share memory"):

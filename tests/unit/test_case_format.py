@@ -1,4 +1,4 @@
-"""The case format's second edition (issue 10): engine options, FD steps, precision detection."""
+"""The case format's second edition: engine options, FD steps, precision detection."""
 from __future__ import annotations
 
 import dataclasses

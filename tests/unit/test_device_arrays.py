@@ -1,4 +1,4 @@
-"""The oracles, the relations and the case adapter on device arrays (issue 12 item 7).
+"""The oracles, the relations and the case adapter on device arrays.
 
 On a GPU the case adapter hands cupy arrays to the oracles, and a host round trip of a
 state-sized array costs seconds at 2^24 elements. Here a fake device module (tests/device_fake.py)

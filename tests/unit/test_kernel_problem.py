@@ -1,4 +1,4 @@
-"""KernelProblem is a pure adapter (issue 13 item 4): a derivative launch returns its results as a
+"""KernelProblem is a pure adapter: a derivative launch returns its results as a
 DerivativeLaunch and leaves the adapter as it was; the primal-state and batch-lane errors are
 folded in by the run's LaunchLog, which catches an engine that disturbs them."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 11 items 9 and 10: a results file is untrusted input for the report.
+"""a results file is untrusted input for the report.
 
 Every malformed record is skipped with a warning (never a traceback), warnings never carry raw
 control characters to the terminal, and generated sources are read only from the generated-sources

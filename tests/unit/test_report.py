@@ -112,7 +112,7 @@ def test_outcome_categories(rules):
 
 
 def test_tolerance_failure_is_a_wrong_gradient_whatever_its_message(rules):
-    # issue 15: an FD tolerance failure was filed under race / nondeterminism for its wording
+    # an FD tolerance failure was filed under race / nondeterminism for its wording
     worded = outcome(state="FAIL", message="fd-reverse: differs between repeats of the race-free sum; "
                                            "|err| 0.3 > tol 1e-5")
     assert categorize_outcome(worded, rules) == "wrong gradient"
@@ -428,7 +428,7 @@ def test_scale_5000_runs_is_small(tmp_path):
 
 
 def test_run_entries_name_their_engine_the_bundled_one_too():
-    """Issue 24 item 7: an entry says which engine ran it, whichever it is."""
+    """an entry says which engine ran it, whichever it is."""
     html = render_html([outcome("a", "forward", state="FAIL"), with_engine(outcome("a", "reverse"), "warp")])
     entries = re.findall(r"<summary>(.*?)</summary>", html)
     assert any("forward" in s and "bundled \u00b7 sim" in s for s in entries), entries
@@ -436,7 +436,7 @@ def test_run_entries_name_their_engine_the_bundled_one_too():
 
 
 def test_a_passing_runs_generated_kernel_says_why_it_is_not_embedded():
-    """Issue 24 item 7: the disclosure of a passing run's kernel never opens empty without a word."""
+    """the disclosure of a passing run's kernel never opens empty without a word."""
     run = outcome("a", "forward")
     run.sources = {"forward": ".cache/harness/generated/a__forward_0123456789abcdef.py"}
     html = render_html([run])

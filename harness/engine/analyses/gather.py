@@ -1,4 +1,4 @@
-"""Which adjoints the reverse kernel may gather instead of scattering (issue 12, item 2).
+"""Which adjoints the reverse kernel may gather instead of scattering.
 
 A stencil `out[l] = w0 x[l-d] + w1 x[l] + w2 x[l+d]` scatters its adjoint into dx with one
 atomic per read. Where it is proven safe, thread j instead computes dx[j] itself: for each read

@@ -1,7 +1,7 @@
 """Memory geometry and aliasing of a launch's arrays: which arrays share memory, which overlap
 themselves, and the refusal of any overlap that involves a derivative.
 
-The engine's semantics (DESIGN section 3: every differentiable array is a state variable of its
+The engine's semantics (docs/engine.md: every differentiable array is a state variable of its
 own, `dx += ...` per element) assume that every differentiable array and every shadow owns its
 memory. Aliasing is allowed only between const arrays (plain primal semantics); anything else is
 refused with an ActivityError naming both arguments, at every entry point: `Engine.launch` (and

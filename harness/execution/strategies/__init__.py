@@ -4,7 +4,7 @@
     nested        a primal run of a kernel that differentiates on the device (check.nested)
     primal        a primal run: the launch completes
     gradient      a forward or reverse run: the gradient oracles, activity relations, nondeterminism
-    program       a program of launches, or a kernel under the replay protocol (issue 10), any mode
+    program       a program of launches, or a kernel under the replay protocol, any mode
 
 The runner builds a RunContext (arguments, engine, launch configuration) and hands it to the
 strategy `strategy_for` picks; it judges the verdicts the strategy returns. To add a kind of run,

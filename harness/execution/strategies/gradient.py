@@ -29,7 +29,7 @@ class Gradient:
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
                 rng=np.random.default_rng(case.seed + 1), first=chosen))
-            stated = gradient_values_verdict(case, mode, log, chosen)    # check.values (issue 10)
+            stated = gradient_values_verdict(case, mode, log, chosen)    # check.values
             if stated is not None:
                 verdicts.append(stated)
         own = log.latest.get(mode)                # not the other mode's, run by the dot test
@@ -56,7 +56,7 @@ class Gradient:
                                         run_dtype(ctx.args))
 
     def _relations(self, ctx: RunContext, problem, check: GradientCheck, history) -> list[OracleVerdict]:
-        """Issue 5: the activity relations (always, where they apply) and the `activities: all`
+        """the activity relations (always, where they apply) and the `activities: all`
         enumeration (when the case asks); see docs/activities.md."""
         from harness.checks.relations import activities_verdict, relation_verdicts
         case, out = ctx.case, []

@@ -1,4 +1,4 @@
-"""A run of a program (issue 10 items 1 and 2): a case's `program:` of launches, or a single kernel
+"""A run of a program: a case's `program:` of launches, or a single kernel
 under the replay protocol (`replay:`), which is a program of one launch. Every mode and tier goes
 here: the verdicts are the usual ones, over the whole program (harness/problems/program.py)."""
 from __future__ import annotations
