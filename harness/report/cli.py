@@ -10,7 +10,7 @@ import sys
 from harness.report import write_report
 from harness.results.record_check import printable
 from harness.report.categories import CategoryConfigError
-from harness.session.output import OutputOptionError, check_report_target
+from harness.report.targets import OutputOptionError, check_report_target
 
 
 def add_report_parser(subparsers) -> argparse.ArgumentParser:

@@ -7,45 +7,10 @@ record, so sessions that run no case (the harness's own unit tests) leave report
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
+from harness.report.targets import OutputOptionError, writable_target
 from harness.session import folders as sessions
-
-
-class OutputOptionError(ValueError):
-    """A --results or --html value that cannot work; the message is one line for the user."""
-
-
-def _writable_target(path: Path, option: str) -> None:
-    """Refuse a directory, a symlink, a device or FIFO, or a place that cannot be written."""
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        mode = None
-    except OSError as exc:
-        raise OutputOptionError(f"{option} {path}: {exc.strerror}") from None
-    if mode is not None:
-        if stat.S_ISDIR(mode):
-            raise OutputOptionError(f"{option} {path} is a directory; give a file path")
-        if stat.S_ISLNK(mode):
-            raise OutputOptionError(f"{option} {path} is a symbolic link; give the file itself")
-        if not stat.S_ISREG(mode):
-            raise OutputOptionError(f"{option} {path} is not a regular file (a device, FIFO or socket)")
-        if not os.access(path, os.W_OK):
-            raise OutputOptionError(f"{option} {path} is not writable")
-        return
-    folder = path.parent
-    while not folder.exists():
-        folder = folder.parent
-    if not folder.is_dir():
-        raise OutputOptionError(f"{option} {path}: {folder} is not a directory")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputOptionError(f"{option} {path}: {folder} is not writable")
-
-
-def check_report_target(path: str | os.PathLike, option: str = "-o") -> None:
-    _writable_target(Path(path), option)
 
 
 class SessionOutput:
@@ -74,9 +39,9 @@ class SessionOutput:
     def check(self) -> None:
         """Raise OutputOptionError now rather than after the first run."""
         if self.results_path is not None:
-            _writable_target(self.results_path, "--results")
+            writable_target(self.results_path, "--results")
         if self.html_path is not None:
-            _writable_target(self.html_path, "--html")
+            writable_target(self.html_path, "--html")
         if self.layout == "folder":
             if self.reports_dir.exists() and not self.reports_dir.is_dir():
                 raise OutputOptionError(f"{self.reports_dir} is not a directory (results go to reports/sessions/)")

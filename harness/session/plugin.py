@@ -205,7 +205,8 @@ def _seams(config):
 
 
 def _make_output(config, backend):
-    from harness.session.output import OutputOptionError, SessionOutput, session_scope
+    from harness.report.targets import OutputOptionError
+    from harness.session.output import SessionOutput, session_scope
     option = config.option
     selecting = bool(getattr(option, "keyword", "") or getattr(option, "markexpr", "")
                      or getattr(option, "deselect", None) or getattr(option, "lf", False)
