@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness import policy
+from harness.adapters.native import is_native
 from harness.checks.stated_values import gradient_values_verdict
 from harness.cases.inputs import HostArg
 from harness.model import ArraySpec, OracleVerdict
@@ -46,8 +47,9 @@ class Gradient:
     def _primal_first(self, ctx: RunContext, problem, log) -> OracleVerdict | None:
         """The engine's primal against numba's own launch of the kernel, before any derivative is
         judged (harness/checks/primal_reference.py). Kernel-style cases only: broadcast and map runs check
-        their primal against numpy in their primal runs."""
-        if ctx.case.launch.style in ("broadcast", "map"):
+        their primal against numpy in their primal runs; a native Warp or Taichi kernel has no
+        numba.cuda twin to launch."""
+        if ctx.case.launch.style in ("broadcast", "map") or is_native(ctx.kernel):
             return None
         from harness.checks.stated_values import run_dtype
         from harness.checks.primal_reference import primal_first_verdict
