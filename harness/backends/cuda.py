@@ -51,9 +51,11 @@ class CudaBackend(Backend):
         # worker that needs a kernel another worker is compiling wait and load it (compile_lock.py)
         from harness.backends.compile_lock import compiling
         with compiling(pyfunc):
+            # unoptimised also means without link-time optimisation: with LTO (numba-cuda's default
+            # where nvJitLink is installed) nvJitLink optimises the whole kernel again at link time
             return unoptimised_if_unassemblable(lambda opt: with_line_info(lambda lineinfo: self.cuda.jit(
                 signature, fastmath=config.fastmath, debug=config.debug, opt=opt and not config.debug,
-                lineinfo=lineinfo, cache=True)(pyfunc)), pyfunc.__name__)
+                lto=None if opt else False, lineinfo=lineinfo, cache=True)(pyfunc)), pyfunc.__name__)
 
     def launch(self, compiled, grid, block, args):
         # numba's dispatcher does not type numpy scalars; the explicit signature casts plain ones

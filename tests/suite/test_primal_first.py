@@ -47,7 +47,17 @@ class PrimalFault:
         return result
 
 
-def _outcomes(tmp_path: Path, plant: bool, backend) -> dict:
+class PrimalFaultAndRefusal(PrimalFault):
+    """The planted primal fault, and an engine that refuses the kernel's derivative."""
+
+    def launch(self, kernel, config, *args, mode: str = "primal"):
+        if mode != "primal":
+            from harness.core.errors import UnsupportedError
+            raise UnsupportedError("planted refusal of the derivative")
+        return super().launch(kernel, config, *args, mode=mode)
+
+
+def _outcomes(tmp_path: Path, plant, backend, case: str = CASE) -> dict:
     if backend.name != "sim":
         pytest.skip("the planted fault scales host arrays: the simulator's")
     from harness.cases import expand_runs, load_case_file
@@ -55,12 +65,13 @@ def _outcomes(tmp_path: Path, plant: bool, backend) -> dict:
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "k.py").write_text(KERNEL)
     (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "primal-first.yaml").write_text(CASE)
+    (tmp_path / "cases" / "primal-first.yaml").write_text(case)
     [case] = load_case_file(tmp_path / "cases" / "primal-first.yaml", tmp_path)
     runner = Runner(tmp_path, "sim")
     if plant:
         bundled = runner.engine
-        runner.engine = lambda options, name="bundled": PrimalFault(bundled(options, name))
+        fault = PrimalFault if plant is True else plant
+        runner.engine = lambda options, name="bundled": fault(bundled(options, name))
     return {run.mode: runner.execute(run) for run in expand_runs(case, "sim")}
 
 
@@ -85,3 +96,12 @@ def test_the_same_kernel_without_the_fault_passes_with_the_primal_checked_first(
         first = o.oracles[0]
         assert (first.name, first.verdict) == ("primal-reference", "pass"), first
         assert any(v.name.startswith("fd-") and v.verdict == "pass" for v in o.oracles)
+
+
+def test_an_expected_refusal_is_not_hidden_by_a_primal_that_differs(tmp_path, launching_backend):
+    """A racy kernel's primal differs from numba's own launch on a GPU, and the case expects the
+    engine to refuse its derivative: the refusal still decides the run."""
+    expecting = CASE + 'expect: {unsupported: {match: "planted refusal"}}\n'
+    outcomes = _outcomes(tmp_path, PrimalFaultAndRefusal, launching_backend, expecting)
+    for mode, o in outcomes.items():
+        assert o.state == "UNSUPPORTED" and o.message.startswith("refused as expected"), (mode, o.state, o.message)

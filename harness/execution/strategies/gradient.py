@@ -26,7 +26,11 @@ class Gradient:
         chosen = chosen_shadows(ctx.args)
         primal = self._primal_first(ctx, problem, log)
         if primal is not None and primal.verdict == "fail":
-            return [primal]          # the derivative of another program than the kernel: not judged
+            # the derivative of another program than the kernel is not judged; one launch of it
+            # still surfaces a refusal, which a case may expect (a racy kernel's primal differs
+            # on a GPU from run to run, and the engine refuses its derivative)
+            problem.derivative(mode, {})
+            return [primal]
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
                 rng=np.random.default_rng(case.seed + 1), first=chosen))
