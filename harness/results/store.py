@@ -34,7 +34,7 @@ SCHEMA_VERSION = 1
 _VERSIONED_DISTRIBUTIONS = ("gpu-ad-harness", "numpy", "numba", "numba-cuda", "jinja2", "pyyaml",
                             "warp-lang", "taichi")    # the adapters' systems (harness/adapters)
 _CUPY_DISTRIBUTIONS = ("cupy-cuda13x", "cupy-cuda12x", "cupy")
-_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]    # harness/results/store.py -> the checkout
 
 
 def _json_default(value: Any) -> Any:

@@ -21,7 +21,7 @@ from harness.engine.emission.syntax import PRIM_SYNTAX
 
 BEGIN = "<!-- rule list: generated from harness/engine/rules/table.py by `python -m harness.engine.rules.doc`; do not edit -->"
 END = "<!-- end of the generated rule list -->"
-DOC = Path(__file__).resolve().parents[2] / "docs" / "engine.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "engine.md"
 _OPERANDS = ("x", "y")
 
 

@@ -55,11 +55,12 @@ class Gradient:
         numba.cuda twin to launch."""
         if ctx.case.launch.style in ("broadcast", "map") or is_native(ctx.kernel):
             return None
-        from harness.checks.stated_values import run_dtype
         from harness.checks.primal_reference import primal_first_verdict
         with ctx.timed("primal_reference_s"):
+            # tolerances of the precision the kernel computes in (problem.dtype: float32 for a
+            # float64 run of a kernel that rounds to float32 inside), as every other oracle's
             return primal_first_verdict(ctx.kernel, ctx.config, problem, log.primal_reference(), ctx.backend,
-                                        run_dtype(ctx.args))
+                                        problem.dtype)
 
     def _relations(self, ctx: RunContext, problem, check: GradientCheck, history) -> list[OracleVerdict]:
         """the activity relations (always, where they apply) and the `activities: all`
