@@ -17,11 +17,9 @@ them (warp_native.py, taichi_native.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from harness.core.errors import CaseError
+from harness.adapters.native_params import NativeParam
 
 
 def system_of(kernel) -> str | None:
@@ -48,17 +46,6 @@ def native_function(kernel):
     return fn
 
 
-@dataclass(frozen=True)
-class NativeParam:
-    """One declared parameter of a native kernel."""
-    name: str
-    array: bool                  # an array (Warp array, Taichi ndarray or field template)
-    scalar_dtype: np.dtype | None  # the element's scalar type (None: a Taichi template, the case's)
-    element_shape: tuple = ()    # (3,) for a vec3, (3, 3) for a mat33, (4,) for a quat
-    ndim: int | None = 0         # the array's own dimensions, not the element's (None: any)
-    template: bool = False       # a Taichi field passed as ti.template()
-
-
 def params(kernel) -> list[NativeParam]:
     system = system_of(kernel)
     if system == "warp":
@@ -73,30 +60,3 @@ def params(kernel) -> list[NativeParam]:
 def declares_float32(kernel) -> bool:
     """True when a float parameter of the native kernel is float32: it computes in float32."""
     return any(p.scalar_dtype == np.dtype(np.float32) for p in params(kernel))
-
-
-def host_for(param: NativeParam, host: np.ndarray, kernel_name: str) -> np.ndarray:
-    """The case's host array as the kernel's declared element type: the element's shape must be the
-    array's trailing dimensions (a case error otherwise: the case and the kernel disagree)."""
-    k = len(param.element_shape)
-    if k and tuple(host.shape[host.ndim - k:]) != param.element_shape:
-        raise CaseError(f"argument '{param.name}' of {kernel_name} has elements of shape {param.element_shape}: "
-                        f"the case's array needs them as trailing dimensions, its shape is {tuple(host.shape)}")
-    if not param.template and param.ndim is not None and host.ndim - k != param.ndim:
-        raise CaseError(f"argument '{param.name}' of {kernel_name} is a {param.ndim}-D array of "
-                        f"{param.element_shape or 'scalars'}; the case's array has shape {tuple(host.shape)}")
-    dtype = param.scalar_dtype if param.scalar_dtype is not None else host.dtype
-    if np.issubdtype(host.dtype, np.floating) != np.issubdtype(dtype, np.floating):
-        raise CaseError(f"argument '{param.name}' of {kernel_name} holds {dtype} elements; the case's array is "
-                        f"{host.dtype}")
-    return np.ascontiguousarray(host, dtype=dtype)
-
-
-def check_names(kernel, args) -> list[NativeParam]:
-    """The kernel's declared parameters, in the order of the launch's arguments (same names)."""
-    declared = params(kernel)
-    names = [p.name for p in declared]
-    given = [a.name for a in args]
-    if names != given:
-        raise CaseError(f"the native kernel takes ({', '.join(names)}); the launch gives ({', '.join(given)})")
-    return declared

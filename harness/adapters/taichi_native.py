@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.core.errors import UnsupportedError
-from harness.adapters.native import NativeParam, check_names, host_for
+from harness.adapters.native_params import NativeParam, host_for, in_launch_order
 
 
 def _numpy_dtype(ti_type) -> np.dtype | None:
@@ -61,7 +61,7 @@ def run(adapter, kernel, args, launch, mode: str) -> dict:
             f"forward mode of a native Taichi kernel ({kernel.__name__}): ti.ad.FwdMode adds a stored value's "
             "tangent into the element's incoming tangent, and the harness can take it out only for the kernels "
             "it translates (their store-mask twin); run the native kernel in reverse mode")
-    declared = check_names(kernel, args)
+    declared = in_launch_order(declared_params(kernel), args)
     grad = mode == "reverse"
     inputs, arrays = [], []
     for p, a in zip(declared, args):

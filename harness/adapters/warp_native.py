@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.adapters.native import NativeParam, check_names, host_for
+from harness.adapters.native_params import NativeParam, host_for, in_launch_order
 
 
 def declared_params(kernel) -> list[NativeParam]:
@@ -35,7 +35,7 @@ def _scalar_dtype(wp, t) -> np.dtype | None:
 def run(wp, device: str, kernel, args, launch, mode: str) -> dict:
     """Launch `kernel` in `mode` on the unpacked arguments (adapter.Arg), updating their host
     values and shadows in place; Warp has no adjoints of scalar arguments (refused before)."""
-    declared = check_names(kernel, args)
+    declared = in_launch_order(declared_params(kernel), args)
     name = kernel.key
     grad = mode == "reverse"
     inputs, arrays = [], []
