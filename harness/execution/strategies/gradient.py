@@ -24,13 +24,13 @@ class Gradient:
         log = LaunchLog(problem, history_modes=(mode,))   # what the oracles' derivative launches returned
         check = GradientCheck.from_check(case.check)
         chosen = chosen_shadows(ctx.args)
+        # One derivative launch first: an engine's refusal decides the run before any primal is
+        # compared (a case may expect it; the primal of a kernel whose barrier only some threads
+        # reach faults on the simulator, and a racy kernel's primal differs on a GPU run to run).
+        problem.derivative(mode, {})
         primal = self._primal_first(ctx, problem, log)
         if primal is not None and primal.verdict == "fail":
-            # the derivative of another program than the kernel is not judged; one launch of it
-            # still surfaces a refusal, which a case may expect (a racy kernel's primal differs
-            # on a GPU from run to run, and the engine refuses its derivative)
-            problem.derivative(mode, {})
-            return [primal]
+            return [primal]          # the derivative of another program than the kernel: not judged
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
                 rng=np.random.default_rng(case.seed + 1), first=chosen))
