@@ -63,3 +63,33 @@ def test_the_assembler_rejects_a_branch_to_an_undefined_label():
 @pytest.mark.skipif(not assembler_available(), reason="nvJitLink (cuda-bindings) is not installed")
 def test_the_assembler_accepts_valid_ptx():
     assemble(DANGLING_LABEL_PTX.replace("@%p1 bra $L__BB0_58;", ""), (9, 0), "k")
+
+
+# A kernel that calls into the device runtime (cooperative groups' grid sync does): ptxas accepts
+# it, and only a link without cudadevrt leaves the symbol undefined.
+EXTERNAL_CALL_PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.extern .func cudaCGSynchronize(.param .b64 handle, .param .b32 flags);
+
+.visible .entry k()
+{
+	.reg .b64 %rd<2>;
+	mov.u64 %rd1, 0;
+	{
+	.param .b64 param0;
+	st.param.b64 [param0], %rd1;
+	.param .b32 param1;
+	st.param.b32 [param1], 0;
+	call.uni cudaCGSynchronize, (param0, param1);
+	}
+	ret;
+}
+"""
+
+
+@pytest.mark.skipif(not assembler_available(), reason="nvJitLink (cuda-bindings) is not installed")
+def test_a_call_into_the_device_runtime_is_assembled_not_refused():
+    assemble(EXTERNAL_CALL_PTX, (9, 0), "k")
