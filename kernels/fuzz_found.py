@@ -119,3 +119,11 @@ def while_recompute_unassemblable(out, x, y, a, idx, n, acc, cnt):
             acc6 = acc6 * 0.5 + math.atan((x[10 - i]))
             k7 += 1
         out[i] = math.hypot(((y[(i + 1) % 11]) * x[i]), 1.0 + math.erfc(v4)) + 0.5 * x[i] + 0.36 * v1 + 0.49 * v4 + 0.49 * acc6
+
+
+def atomic_max_fused_value_2d(acc, x, y):
+    """Sibling from a 2-D launch: atomic max of a multiply-add whose product the derivative needs."""
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < x.shape[1]:
+        p = x[i, j] * y[i, j]
+        cuda.atomic.max(acc, (i + 2 * j) % 3, p + 0.25 * y[i, j] - math.sqrt(1.0 + p * p))
