@@ -123,14 +123,6 @@ class TaichiTarget(Target):
         k = f"_k_{var}"
         return [f"for {k} in range({trips}):", f"{var} = {start} + {k} * {step}"]
 
-    def augmented_store(self, arr, index, op, value):
-        if op in ("+", "-"):
-            return f"{arr}[{', '.join(index)}] {op}= {value}"
-        return None
-
-    def shape(self, arr, k):
-        return f"{arr}.shape[{k}]"
-
     def select(self, cond, a, b):
         return f"ti.select({cond}, {a}, {b})"
 

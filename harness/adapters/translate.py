@@ -178,8 +178,11 @@ class Target:
     def thread_index(self, dim: int) -> str: raise NotImplementedError
     def load(self, arr: str, index: list[str], t: Arr) -> str: raise NotImplementedError
     def store(self, arr: str, index: list[str], value: str, t: Arr) -> str: raise NotImplementedError
-    def augmented_store(self, arr: str, index: list[str], op: str, value: str) -> str | None: return None
-    def shape(self, arr: str, k: int) -> str: raise NotImplementedError
+    def augmented_store(self, arr: str, index: list[str], op: str, value: str) -> str | None:
+        """`a[i] += v` / `-=` (both systems differentiate them as atomic adds); None: write it out."""
+        return f"{arr}[{', '.join(index)}] {op}= {value}" if op in ("+", "-") else None
+
+    def shape(self, arr: str, k: int) -> str: return f"{arr}.shape[{k}]"
     def select(self, cond: str, a: str, b: str) -> str: raise NotImplementedError
     def atomic(self, op: str, arr: str, index: list[str], value: str, t: Arr) -> str:
         raise NotImplementedError     # returns the old value, typed t.elem

@@ -90,14 +90,6 @@ class WarpTarget(Target):
     def wrap_index(self, code, extent):
         return f"wp.where({code} < 0, {code} + {extent}, {code})"
 
-    def augmented_store(self, arr, index, op, value):
-        if op in ("+", "-"):
-            return f"{arr}[{', '.join(index)}] {op}= {value}"
-        return None
-
-    def shape(self, arr, k):
-        return f"{arr}.shape[{k}]"
-
     def select(self, cond, a, b):
         return f"wp.where({cond}, {a}, {b})"
 
