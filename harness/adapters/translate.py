@@ -12,6 +12,8 @@ adapter refuses rather than guesses. What the subset holds is listed in docs/eng
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import math
 import types as pytypes
 from dataclasses import dataclass, field
@@ -80,6 +82,9 @@ def unify(a, b):
 
 # The engine's front end reads the kernel (harness/engine/frontend/source.py): the same source, the same
 # parse and the same name resolution for the bundled engine and the adapters.
+from harness.engine.frontend import loop_else
+from harness.engine.frontend.desugar import constant_value, cuda_member, local_names
+from harness.engine.frontend.lower_local_functions import free_names
 from harness.engine.frontend.source import KernelSource, constant, dtype, parse_kernel, python_function, resolve_global
 
 
@@ -97,6 +102,11 @@ class Source:
     tree = property(lambda self: self.kernel.tree)
     globals = property(lambda self: self.kernel.globals)
     params = property(lambda self: self.kernel.params)
+
+    @functools.cached_property
+    def local_names(self) -> set[str]:
+        """The names the function binds, which never resolve to the module's globals."""
+        return local_names(self.tree)
 
     def refuse(self, node, what: str) -> UnsupportedError:
         return self.kernel.unsupported(node, what)
@@ -126,16 +136,9 @@ CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, 
 
 def _cuda_path(src: Source, node) -> str | None:
     """'grid', 'threadIdx.x', 'atomic.add', 'shared.array', ... for a cuda.* reference, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    obj = src.resolve(node)
-    if isinstance(obj, pytypes.ModuleType) and obj.__name__.startswith("numba.cuda"):
-        return ".".join(reversed(parts))
-    return None
+    # the front end's reading of a numba.cuda member, so `numba.cuda.grid` is `cuda.grid` here too
+    member = cuda_member(node, src.globals, src.local_names)
+    return ".".join(member) if member else None
 
 
 def _numba_cast(obj):
@@ -254,14 +257,15 @@ class Translator:
         return "\n".join(out) + "\n"
 
     # -------------------------------------------------------------- per function
-    def _translate(self, src: Source, params: list[Param], kernel: bool, name: str | None = None) -> Function:
+    def _translate(self, src: Source, params: list[Param], kernel: bool, name: str | None = None,
+                   local_functions: dict | None = None) -> Function:
         fn = Function(name or (src.name if kernel else f"{src.name}_" + "_".join(_tname(p.type) for p in params)),
                       params)
         if kernel and self.target.kernel_return() is None:
             src.tree.body = lift_early_returns(src.tree.body)
         if not kernel and self.target.single_return:
             src.tree.body = single_exit(src, src.tree.body)
-        scope = _Scope(self, src, fn, kernel)
+        scope = _Scope(self, src, fn, kernel, local_functions or {})
         scope.infer()
         fn.returns = scope.returns
         fn.lines = (self.target.kernel_header(fn, self.launch) if kernel else self.target.func_header(fn))
@@ -283,6 +287,20 @@ class Translator:
             raise self.src.refuse(src_node, f"recursive device function {fn.__name__}")
         return made
 
+    def inner_helper(self, src_node, inner: "InnerFunction", arg_types: list, local_functions: dict) -> Function:
+        """The device function an inner function is lifted to, specialized to its arguments' types
+        (its own, then the values it reads from the enclosing body)."""
+        key = ("inner", inner.name, inner.line, tuple(arg_types))
+        if key not in self._specialized:
+            self._specialized[key] = None            # recursion guard
+            src = inner.lifted()
+            self._specialized[key] = self._translate(src, [Param(n, t) for n, t in zip(src.params, arg_types)],
+                                                     False, local_functions=local_functions)
+        made = self._specialized[key]
+        if made is None:
+            raise self.src.refuse(src_node, f"recursive inner function {inner.fdef.name}")
+        return made
+
 
 def _tname(t) -> str:
     if isinstance(t, Arr):
@@ -298,11 +316,49 @@ def _element_type(name: str | None) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class InnerFunction:
+    """A `def` inside a kernel or device function body, lifted to a device function of its own.
+
+    numba.cuda inlines an inner function at each call, its free names reading the defining body's
+    variables as they are at the call (Python's late binding). The lifted function takes each such
+    name as an extra parameter after its own, and each call passes the name's current value: the
+    same values, read at the same moment. Names the defining body does not bind are the module's
+    globals, as for any device function."""
+    fdef: ast.FunctionDef
+    outer: Source
+    captured: tuple[str, ...]        # names of the defining body it (or one it calls) reads at a call
+    defaults: tuple = ()             # values of the trailing parameters' defaults
+
+    @property
+    def name(self) -> str:
+        return f"{self.outer.name}__{self.fdef.name}"
+
+    @property
+    def line(self) -> int:
+        return self.fdef.lineno
+
+    def lifted(self) -> Source:
+        fdef = ast.copy_location(ast.FunctionDef(
+            self.name, ast.arguments(posonlyargs=[], args=self.fdef.args.args + [ast.arg(n) for n in self.captured],
+                                     kwonlyargs=[], kw_defaults=[], defaults=[]),
+            list(self.fdef.body), [], None), self.fdef)
+        fdef.type_params = []
+        hidden = self.outer.local_names - set(self.captured)
+        globals_ = {k: v for k, v in self.outer.globals.items() if k not in hidden}
+        return Source(None, KernelSource(self.name, self.outer.file, fdef, globals_, self.fdef))
+
+
 class _Scope:
     """Type inference and emission for one function body."""
 
-    def __init__(self, tr: Translator, src: Source, fn: Function, kernel: bool):
+    def __init__(self, tr: Translator, src: Source, fn: Function, kernel: bool, local_functions: dict):
         self.tr, self.src, self.fn, self.kernel = tr, src, fn, kernel
+        # inner functions callable here: those of enclosing bodies, then this body's own `def`s as
+        # the walk meets them (a `def` inside a block is callable inside that block only)
+        self.enclosing_functions = dict(local_functions)
+        self.local_functions: dict[str, InnerFunction] = {}
+        self.block_defined: dict[str, int] = {}   # name -> line of a `def` in a block already left
         self.t = tr.target
         self.vars: dict[str, object] = {p.name: p.type for p in fn.params}
         self.params = {p.name for p in fn.params}
@@ -318,6 +374,7 @@ class _Scope:
     def infer(self):
         for _ in range(6):                  # a fixed point over variable types (loops may widen them)
             before = (dict(self.vars), set(self.signed))
+            self.local_functions, self.block_defined = dict(self.enclosing_functions), {}
             self._block(self.src.tree.body, out=None, depth=0)
             if before == (self.vars, self.signed):
                 return
@@ -328,6 +385,7 @@ class _Scope:
         out: list[str] = []
         depth = self.t.body_depth(self.kernel)
         self.visible = [set(self.params)]
+        self.local_functions, self.block_defined = dict(self.enclosing_functions), {}
         self._block(self.src.tree.body, out, depth=depth)
         if not out:
             out.append("    " * depth + "pass")
@@ -344,14 +402,37 @@ class _Scope:
 
     # -------------------------------------------------------------- statements
     def _block(self, stmts, out, depth):
+        stmts = self._without_loop_else(stmts)
         if out is not None and self.t.hoist_locals:
             self.visible.append(set())
+        functions = dict(self.local_functions)
         for k, s in enumerate(stmts):
             if out is not None and self.t.hoist_locals and isinstance(s, (ast.If, ast.For, ast.While)):
                 self._declare_before(s, stmts[k + 1:], out, depth)
             self._stmt(s, out, depth)
+        if depth != self._top_depth:
+            # a function (re)defined in this block: which body a later call runs depends on the path
+            defined = {name: inner.line for name, inner in self.local_functions.items() if functions.get(name) is not inner}
+            self.local_functions = {n: f for n, f in functions.items() if n not in defined}
+            self.block_defined.update(defined)
         if out is not None and self.t.hoist_locals:
             self.visible.pop()
+
+    @property
+    def _top_depth(self) -> int:
+        return self.t.body_depth(self.kernel) if self.emitting else 0
+
+    def _without_loop_else(self, stmts) -> list:
+        """Loops with an else block as the front end's plain form (harness/engine/frontend/loop_else.py);
+        the flag is named after the loop's position, so every pass of the walk names it alike."""
+        out = []
+        for s in stmts:
+            if isinstance(s, (ast.For, ast.While)) and s.orelse:
+                flag = f"_loop{s.lineno}_{s.col_offset}_broke"
+                out += self._without_loop_else(loop_else.without_else(s, lambda: flag))
+            else:
+                out.append(s)
+        return out
 
     def _declare_before(self, s, rest, out, depth):
         """A variable first assigned inside `s` and read after it is declared just before `s`, as a
@@ -408,8 +489,78 @@ class _Scope:
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             code, _ = self._call(s.value, statement=True)
             self._line(out, depth, code)
+        elif isinstance(s, ast.FunctionDef):
+            self._define(s)
         else:
             raise src.refuse(s, f"statement {type(s).__name__} is outside the adapters' subset")
+
+    def _define(self, s: ast.FunctionDef):
+        """Record an inner function (InnerFunction); nothing is emitted until a call."""
+        a = s.args
+        if s.decorator_list:
+            raise self.src.refuse(s, f"inner function {s.name} is decorated: numba.cuda compiles an inner "
+                                     "function only as a plain `def`")
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.src.refuse(s, f"inner function {s.name} takes *args, **kwargs or keyword-only parameters")
+        for n in ast.walk(s):
+            if isinstance(n, (ast.Global, ast.Nonlocal)):
+                raise self.src.refuse(n, f"`{type(n).__name__.lower()}` in inner function {s.name}")
+        if s.name in self.vars:
+            raise self.src.refuse(s, f"inner function {s.name} reuses the name of a variable")
+        defaults = tuple(constant_value(d, self.src.globals, self.src.local_names) for d in a.defaults)
+        if any(d is None for d in defaults):
+            raise self.src.refuse(s, f"a default value of inner function {s.name} is not a constant expression")
+        self.local_functions[s.name] = InnerFunction(s, self.src, (), defaults)
+        self.block_defined.pop(s.name, None)
+
+    def _captured(self, fdef: ast.FunctionDef, calling: tuple) -> tuple[str, ...]:
+        """The names of this body that `fdef`, or an inner function it calls, reads (at the call:
+        which inner functions exist is decided then, as Python binds names late)."""
+        own = {x.arg for x in fdef.args.args} | local_names(fdef)
+        names = set()
+        for n in sorted(free_names(fdef)):
+            inner = self.local_functions.get(n)
+            if inner is not None:
+                if n in calling:
+                    raise self.src.refuse(fdef, f"recursive inner function {n}")
+                theirs = self._captured(inner.fdef, calling + (n,))
+                shadowed = sorted(set(theirs) & own)
+                if shadowed:       # the callee reads the defining body's value, which fdef's own name hides
+                    raise self.src.refuse(fdef, f"inner function {fdef.name} binds {shadowed[0]}, which inner "
+                                                f"function {n} it calls reads from the enclosing body")
+                names.update(theirs)
+            elif n in self.src.local_names:
+                names.add(n)
+        return tuple(sorted(names))
+
+    def _inner_call(self, node, inner: InnerFunction):
+        name = inner.fdef.name
+        inner = dataclasses.replace(inner, captured=self._captured(inner.fdef, (name,)))
+        given = list(node.args)
+        missing = len(inner.fdef.args.args) - len(given)
+        if 0 < missing <= len(inner.defaults):
+            given += [ast.copy_location(ast.Constant(v), node) for v in inner.defaults[len(inner.defaults) - missing:]]
+        if len(given) != len(inner.fdef.args.args):
+            raise self.src.refuse(node, f"inner function {name} takes {len(inner.fdef.args.args)} arguments, "
+                                        f"given {len(given)}")
+        args = [self._expr(a) for a in given]
+        for c in inner.captured:
+            if c not in self.vars:
+                if self.emitting:
+                    raise self.src.refuse(node, f"inner function {name} reads {c}, which is not bound at this call")
+                return "0", None
+            args.append((c, self.vars[c]))
+        if any(ta is None for _, ta in args):
+            return "0", None
+        if any(isinstance(ta, Tup) for _, ta in args):
+            raise self.src.refuse(node, f"a tuple passed to inner function {name} (the adapters pass numbers and arrays)")
+        if any(c in self.shared for c in inner.captured):
+            raise self.src.refuse(node, f"inner function {name} reads a block-shared array of the kernel "
+                                        "(not translated by the adapter yet)")
+        fn = self.tr.inner_helper(node, inner, [ta for _, ta in args], self.local_functions)
+        if self.tr.store_mask and fn.stores:
+            raise self.src.refuse(node, f"{name} stores into an array (the store mask is kernel-level)")
+        return f"{fn.name}({', '.join(c for c, _ in args)})", fn.returns
 
     def _return(self, s, out, depth):
         if self.kernel:
@@ -832,6 +983,12 @@ class _Scope:
             raise src.refuse(node, "keyword arguments")
         if path is not None:
             return self._cuda_call(node, path, statement)
+        if isinstance(node.func, ast.Name) and node.func.id in self.local_functions:
+            return self._inner_call(node, self.local_functions[node.func.id])
+        if isinstance(node.func, ast.Name) and node.func.id in self.block_defined:
+            raise src.refuse(node, f"inner function {node.func.id} is defined inside a branch or loop "
+                                   f"(line {self.block_defined[node.func.id]}): which body a call after it runs "
+                                   "depends on the path taken")
         obj = src.resolve(node.func)
         if obj in MATH_FUNCTIONS:
             name = MATH_FUNCTIONS[obj]
@@ -929,28 +1086,35 @@ class _Scope:
 
 def lift_early_returns(stmts: list, values: bool = False) -> list:
     """`if c: ...; return` followed by more statements becomes `if c: ... else: <the rest>`, so a
-    kernel without early exits says the same thing (Taichi's parallel loop has none). With
-    `values`, the same for a function's `return v`, which then stays at the end of its branch.
-    Returns left inside loops stay, and the translator refuses them."""
+    kernel without early exits says the same thing (Taichi's parallel loop has none). An `if`
+    (or `elif` chain) some of whose paths return takes the statements after it into each branch,
+    where a branch that returns drops them as unreachable. With `values`, the same for a
+    function's `return v`, which then stays at the end of its branch. Returns left inside loops
+    stay, and the translator refuses them."""
     out = []
     for k, s in enumerate(stmts):
         if isinstance(s, ast.Return) and (values or s.value is None):
             return out + [s] if values else out          # the rest is unreachable
-        if isinstance(s, ast.If) and _ends_in_return(s.body, values) and not s.orelse:
-            rest = lift_early_returns(stmts[k + 1:], values)
-            lifted = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body, values) or [ast.Pass()],
-                                              orelse=rest), s)
-            out.append(lifted)
+        if isinstance(s, ast.If) and _returns_outside_loops(s, values):
+            rest = stmts[k + 1:]
+            body = lift_early_returns(s.body + rest, values) or [ast.Pass()]
+            orelse = lift_early_returns(s.orelse + rest, values)
+            out.append(ast.copy_location(ast.If(test=s.test, body=body, orelse=orelse), s))
             return out
-        if isinstance(s, ast.If):
-            s = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body, values) or [ast.Pass()],
-                                         orelse=lift_early_returns(s.orelse, values)), s)
         out.append(s)
     return out
 
 
-def _ends_in_return(stmts, values: bool = False) -> bool:
-    return bool(stmts) and isinstance(stmts[-1], ast.Return) and (values or stmts[-1].value is None)
+def _returns_outside_loops(s: ast.If, values: bool) -> bool:
+    """Whether a path through the `if` returns, other than from inside a loop."""
+    def returns(block) -> bool:
+        for t in block:
+            if isinstance(t, ast.Return) and (values or t.value is None):
+                return True
+            if isinstance(t, ast.If) and (returns(t.body) or returns(t.orelse)):
+                return True
+        return False
+    return returns(s.body) or returns(s.orelse)
 
 
 def single_exit(src: "Source", stmts: list) -> list:

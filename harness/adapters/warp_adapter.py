@@ -54,6 +54,11 @@ class WarpTarget(Target):
         if src == BOOL:
             return f"wp.where({code}, {self.literal(1, dst) if dst != INT else '1'}, " \
                    f"{self.literal(0, dst) if dst != INT else '0'})"
+        if src == INT and code.isidentifier():
+            # Warp 1.19 retypes a name bound to an integer constant (`m = 2`, or the counter of a
+            # range loop it unrolls) when it is cast: after `wp.float64(m)`, `i + m` fails with
+            # "Input types must be the same". Casting a copy (`wp.int32(m)`) leaves `m` an integer.
+            code = f"wp.int32({code})"
         return f"{_SCALAR[dst]}({code})"
 
     def variable_int(self, code):

@@ -175,7 +175,7 @@ def dtype_name(node, globals_: dict, local: set[str]) -> str | None:
     return found.name if found.kind in "biuf" else None        # numbers only: no records, no objects
 
 
-def _cuda_member(node, globals_, local):
+def cuda_member(node, globals_, local):
     """('shared', 'array') for any spelling of numba.cuda.shared.array; None otherwise."""
     dotted = dotted_parts(node)
     if dotted is None:
@@ -213,7 +213,7 @@ class _Normalise(ast.NodeTransformer):
         self.globals, self.local = globals_, local
 
     def member(self, func):
-        return _cuda_member(func, self.globals, self.local)
+        return cuda_member(func, self.globals, self.local)
 
     # -- statements
     def visit_Assert(self, node):
@@ -425,7 +425,7 @@ def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
                 and isinstance(s.value, ast.Call) and counts.get(s.targets[0].id) == 1):
             return False
         call = s.value
-        return _cuda_member(call.func, globals_, local) == ("shared", "array") and len(call.args) == 2 \
+        return cuda_member(call.func, globals_, local) == ("shared", "array") and len(call.args) == 2 \
             and not call.keywords and isinstance(call.args[1], ast.Constant) \
             and all(isinstance(d, ast.Constant) for d in
                     (call.args[0].elts if isinstance(call.args[0], ast.Tuple) else [call.args[0]]))

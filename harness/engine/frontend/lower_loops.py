@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from harness.engine.frontend import loop_else
 from harness.engine.frontend import lower_local_functions as local_functions
 from harness.engine.frontend.control import BREAK, SKIP, assigned_names, has_jump, uses_name, lower_jumps
 from harness.engine.ir.ssa import Lit, Loop, Prim
@@ -97,44 +98,11 @@ def while_loop(st: LoweringState, s: ast.While, out):
 
 
 def loop_with_else(st: LoweringState, s, out):
-    """`for/while ... else`: the else block runs when the loop ends without `break`. The loop sets a
-    flag of its own right before each of its breaks (not those of nested loops), and the else
-    block runs under `if not flag`; a loop without a break runs it unconditionally."""
-    loop_ = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields if f != "orelse"}, orelse=[]), s)
-    if not _breaks(s.body):
-        out.extend(block(st, [loop_, *s.orelse]))
-        return
-    st.njumps += 1
-    flag = f"{BREAK}else{st.njumps}"
-    loop_.body = _flag_breaks(s.body, flag)
-    set_flag = lambda value: ast.copy_location(                    # noqa: E731
-        ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), s)
-    guarded = ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())), s.orelse, []),
-                                s.orelse[0])
-    for node in (loop_, guarded):
-        ast.fix_missing_locations(node)
-    out.extend(block(st, [set_flag(False), loop_, guarded]))
-
-
-def _breaks(stmts) -> bool:
-    """A `break` of this loop (those of nested loops and inner functions excluded)."""
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            return True
-        if isinstance(s, ast.If) and (_breaks(s.body) or _breaks(s.orelse)):
-            return True
-    return False
-
-
-def _flag_breaks(stmts, flag: str) -> list:
-    out = []
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
-        elif isinstance(s, ast.If):
-            s = ast.copy_location(ast.If(s.test, _flag_breaks(s.body, flag), _flag_breaks(s.orelse, flag)), s)
-        out.append(s)
-    return out
+    """`for/while ... else` (loop_else.py): the loop, a flag its breaks set, the else block under `if not flag`."""
+    def flag_name() -> str:
+        st.njumps += 1
+        return f"{BREAK}else{st.njumps}"
+    out.extend(block(st, loop_else.without_else(s, flag_name)))
 
 
 def jump_flags(st: LoweringState) -> tuple[str, str]:
