@@ -235,3 +235,62 @@ def trailing_barrier_fill(table, w):
         for j in range(1, cols):
             table[x, j] += min(w * table[x, j - 1], table[x, j] * table[x, j])
         cuda.syncthreads()
+
+
+@cuda.jit
+def for_else(out, x, n):
+    """`for ... else`: the else block runs when the loop ends without `break`. The first loop has
+    no break (its else always runs); the second breaks at a data-independent count, so whether its
+    else runs depends on n only."""
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = 0.0
+        for k in range(n):
+            acc += 0.5 * x[(i + k) % x.size]
+        else:
+            acc *= 2.0
+        for k in range(n):
+            if k == 3:
+                break
+            acc += x[i] * x[(i + 1) % x.size]
+        else:
+            acc = acc * x[i]
+        out[i] = acc
+
+
+@cuda.jit
+def while_else(out, x, n):
+    """`while ... else` without a break: the else block runs once the condition fails."""
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = x[i]
+        k = 0
+        while k < n:
+            acc = acc * 0.5 + x[(i + k) % x.size]
+            k += 1
+        else:
+            acc = acc * x[i]
+        out[i] = acc
+
+
+@cuda.jit
+def nested_inner_functions(out, x, w, n):
+    """Inner functions calling one another, a default parameter, one defined in a loop body and
+    called there, and a scalar the kernel rebinds between calls (each call reads its value then)."""
+    scale = 2.0
+
+    def weight(k):
+        return w[k % w.size] * scale
+
+    def term(t, k, power=2):
+        return weight(k) * t ** power
+
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = term(x[i], 0)
+        scale = 0.5
+        for k in range(n):
+            def shifted(t):
+                return t + k * 0.25
+            acc += term(shifted(x[(i + k) % x.size]), k, 3)
+        out[i] = acc

@@ -195,6 +195,7 @@ class Target:
     def body_depth(self, kernel: bool) -> int: return 1
     def return_tuple(self, codes: list[str]) -> str: return "return " + ", ".join(codes)
     def variable_int(self, code: str) -> str: return code
+    def variable_bool(self, code: str) -> str: return code
     def wrap_index(self, code: str, extent: str) -> str:
         raise NotImplementedError   # numba wraps a negative index around its dimension's extent
     def shared_array(self, name: str, shape: tuple, elem: str) -> str:
@@ -300,6 +301,19 @@ class Translator:
         if made is None:
             raise self.src.refuse(src_node, f"recursive inner function {inner.fdef.name}")
         return made
+
+
+def _reads(node) -> set[str]:
+    """The names a statement reads, leaving out a `for` loop's reads of its own counter, which the
+    loop binds first (so a counter reused by a later loop is not declared before the first one)."""
+    if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+        inner = set().union(*[_reads(s) for s in node.body + node.orelse]) - {node.target.id}
+        return inner | _reads(node.iter)
+    found = {n.id for n in ast.iter_child_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.Name):
+            found |= _reads(child)
+    return found
 
 
 def _tname(t) -> str:
@@ -439,7 +453,7 @@ class _Scope:
         port to a system with block-scoped variables (Taichi) would write it."""
         seen = set().union(*self.visible)
         assigned = [n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-        read = {n.id for r in rest for n in ast.walk(r) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        read = set().union(*[_reads(r) for r in rest])
         for name in dict.fromkeys(assigned):
             t = self.vars.get(name)
             if name in seen or name not in read or t not in (F32, F64, INT, BOOL):
@@ -607,6 +621,8 @@ class _Scope:
             code = self.t.cast(code, t, self.vars[target.id])
             if self.vars[target.id] == INT and code.lstrip("-").isdigit():
                 code = self.t.variable_int(code)
+            if self.vars[target.id] == BOOL and code in ("True", "False"):
+                code = self.t.variable_bool(code)
             self._line(out, depth, f"{target.id} = {code}")
         elif isinstance(target, ast.Tuple):
             names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]

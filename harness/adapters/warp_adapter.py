@@ -64,6 +64,9 @@ class WarpTarget(Target):
     def variable_int(self, code):
         return f"wp.int32({code})"       # a bare literal is a constant in Warp: a loop could not update it
 
+    def variable_bool(self, code):
+        return f"wp.bool({code})"        # likewise
+
     def _sig(self, fn: Function) -> str:
         parts = []
         for p in fn.params:
