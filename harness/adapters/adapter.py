@@ -104,7 +104,10 @@ class Adapter:
             adjoints = self.run_native(kernel, unpacked, launch, mode)
             path, fname = fn.__code__.co_filename, fn.__name__
         else:
-            module, fname, path = self._module(kernel, unpacked, launch)
+            module, fname, path, translated = self._module(kernel, unpacked, launch)
+            why = self.refuse_translation(translated, unpacked, mode)
+            if why:
+                raise UnsupportedError(why)
             adjoints = self.run(module, fname, unpacked, launch, mode)
         for a in unpacked:
             if a.kind != "array":
@@ -124,6 +127,10 @@ class Adapter:
         raise NotImplementedError
 
     def refuse_mode(self, args: list[Arg], mode: str) -> str | None:
+        return None
+
+    def refuse_translation(self, kernel, args: list[Arg], mode: str) -> str | None:
+        """Why `mode` cannot run the translated kernel (a translate.Function) faithfully, or None."""
         return None
 
     def configure_module(self, module) -> None:
@@ -162,7 +169,7 @@ class Adapter:
             path = write_source(self.system, f"{tr.src.name}", tr.module_text(doc))
             module = import_source(path, self.system)
             self.configure_module(module)
-            self._modules[key] = (module, tr.kernel.name, path)
+            self._modules[key] = (module, tr.kernel.name, path, tr.kernel)
         return self._modules[key]
 
 

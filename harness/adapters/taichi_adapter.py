@@ -21,6 +21,8 @@ no gradient or dual in Taichi, and there are no batched shadows: UnsupportedErro
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from harness.engine.rules.ops import spelled_by
@@ -56,6 +58,10 @@ class TaichiTarget(Target):
     def literal(self, value, t):
         if t == INT:
             return str(int(value))
+        if math.isnan(value):
+            return f"{_SCALAR[t]}(ti.math.nan)"
+        if math.isinf(value):
+            return f"{_SCALAR[t]}({'-' if value < 0 else ''}ti.math.inf)"
         return f"{_SCALAR[t]}({float(value)!r})"
 
     def cast(self, code, src, dst):
@@ -184,6 +190,17 @@ class TaichiAdapter(Adapter):
                 what = "gradient" if mode == "reverse" else "dual (tangent)"
                 return (f"argument {a.position} ('{a.name}'): a Taichi kernel's scalar argument has no {what} "
                         f"(Active); pass it as a one-element field instead (see {LIMITS['active_scalar'].taichi_link})")
+        return None
+
+    def refuse_translation(self, kernel, args, mode):
+        if mode != "forward":
+            return None
+        for a in args:
+            if a.kind == "array" and a.differentiable and a.name in kernel.reloads:
+                return (f"argument {a.position} ('{a.name}'): the kernel reads back an element it may have stored "
+                        f"(line {kernel.reloads[a.name]}); Taichi's forward mode adds a stored value's dual into "
+                        "the element's dual (FwdMode starts every dual at zero), and the adapter sets the "
+                        "incoming tangents first, so that read would see both (the adapter's own limit)")
         return None
 
     def _field(self, role: str, a: Arg):

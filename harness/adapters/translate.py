@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness.engine.rules.custom import rule_for
 from harness.engine.rules.ops import OPS
 from harness.core.errors import UnsupportedError
 from harness.adapters.limits import MISSING_MATH, refusal
@@ -131,6 +132,8 @@ class Source:
 # the math functions the translator recognises (the op table's `translated`), then the builtins it maps
 MATH_FUNCTIONS = {getattr(math, op.name): op.name for op in OPS if op.translated}
 MATH_FUNCTIONS.update({abs: "abs", min: "min", max: "max"})
+# constants a spelling may name ({one}, ...), each a literal of the call's float type
+MATH_CONSTANTS = {"one": 1.0, "two": 2.0, "deg_per_rad": 180.0 / math.pi, "rad_per_deg": math.pi / 180.0}
 CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, np.int64: INT}
 
 
@@ -166,6 +169,9 @@ class Function:
     lines: list[str] = field(default_factory=list)
     stores: set = field(default_factory=set)     # arrays it stores into with a plain store
     block_level: bool = False                    # uses block-shared arrays or barriers
+    # arrays it may read an element of after a plain store (later in the body, or in a later
+    # iteration of a loop around both), each with the line of such a read
+    reloads: dict = field(default_factory=dict)
 
 
 class Target:
@@ -383,6 +389,7 @@ class _Scope:
         # integer variables that may hold a negative value (an index from one is wrapped as numba does)
         self.signed: set[str] = {p.name for p in fn.params if not isinstance(p.type, Arr)}
         self.shared: dict[str, tuple] = {}        # block-shared arrays: name -> shape
+        self.accesses: list[tuple] = []           # ("load" | "store", array, line) in walk order (emission)
 
     # -------------------------------------------------------------- inference
     def infer(self):
@@ -493,7 +500,7 @@ class _Scope:
             if s.orelse:
                 raise src.refuse(s, "while ... else")
             self._line(out, depth, f"while {self._cond(s.test)}:")
-            self._block(s.body, out, depth + 1)
+            self._loop_body(s, out, depth)
         elif isinstance(s, ast.Break):
             self._line(out, depth, "break")
         elif isinstance(s, ast.Continue):
@@ -571,6 +578,7 @@ class _Scope:
         if any(c in self.shared for c in inner.captured):
             raise self.src.refuse(node, f"inner function {name} reads a block-shared array of the kernel "
                                         "(not translated by the adapter yet)")
+        self._passed_arrays(node, args)
         fn = self.tr.inner_helper(node, inner, [ta for _, ta in args], self.local_functions)
         if self.tr.store_mask and fn.stores:
             raise self.src.refuse(node, f"{name} stores into an array (the store mask is kernel-level)")
@@ -624,10 +632,11 @@ class _Scope:
             if self.vars[target.id] == BOOL and code in ("True", "False"):
                 code = self.t.variable_bool(code)
             self._line(out, depth, f"{target.id} = {code}")
+        elif isinstance(target, ast.Tuple) and (not all(isinstance(e, ast.Name) for e in target.elts) or
+                                                 self._reads_targets(target, value)):
+            self._unpack(s, target, value, out, depth)      # `a, b = b, a`: one assignment at a time would lose a
         elif isinstance(target, ast.Tuple):
-            names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
-            if None in names:
-                raise src.refuse(s, "tuple assignment to something other than names")
+            names = [e.id for e in target.elts]
             if self.emitting and self.t.hoist_locals:
                 self.visible[-1].update(names)
             items = self._items(value)
@@ -659,6 +668,7 @@ class _Scope:
             self._line(out, depth, self.t.store(arr, index, self.t.cast(code, t, at.elem), at))
             if arr in self.shared:
                 return
+            self._access("store", arr, s)
             self.fn.stores.add(arr)
             if self.tr.store_mask:
                 if not self.kernel:
@@ -666,6 +676,70 @@ class _Scope:
                 self._line(out, depth, self.t.store(f"_stored_{arr}", index, "1", Arr("i32", at.ndim)))
         else:
             raise src.refuse(s, f"assignment to {type(target).__name__}")
+
+    @staticmethod
+    def _reads_targets(target: ast.Tuple, value) -> bool:
+        """Whether a tuple display's later items read a name an earlier target binds."""
+        if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
+            return False
+        bound = set()
+        for elt, item in zip(target.elts, value.elts):
+            if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(item)):
+                return True
+            bound.add(elt.id)
+        return False
+
+    def _access(self, kind: str, arr: str, node):
+        """Note a load or plain store of an array parameter; a load after a store is a reload."""
+        if not self.emitting or arr not in self.params:
+            return
+        if kind == "load" and any(k == "store" and a == arr for k, a, _ in self.accesses):
+            self.fn.reloads.setdefault(arr, node.lineno)
+        self.accesses.append((kind, arr, node.lineno))
+
+    def _passed_arrays(self, node, args):
+        """A function called with arrays may read them: each counts as loaded at the call."""
+        for code, ta in args:
+            if isinstance(ta, Arr):
+                self._access("load", code, node)
+
+    def _loop_body(self, s, out, depth):
+        """A loop's body; a load in it of an array the body also stores reads, in a later
+        iteration, what an earlier one stored."""
+        first = len(self.accesses)
+        self._block(s.body, out, depth + 1)
+        inside = self.accesses[first:]
+        stored = {a for k, a, _ in inside if k == "store"}
+        for k, a, line in inside:
+            if k == "load" and a in stored:
+                self.fn.reloads.setdefault(a, line)
+
+    def _unpack(self, s, target: ast.Tuple, value, out, depth):
+        """`a[i], (p, q) = v` with targets other than names, as Python runs it: every value first
+        (into temporaries named after the statement's position, so each pass of the walk names
+        them alike), then each target in turn."""
+        temps = []
+        for k, (elt, item) in enumerate(self._pairs(s, target, value, out, depth)):
+            name = f"_unpack{s.lineno}_{s.col_offset}_{k}"
+            self._assign(s, ast.copy_location(ast.Name(name, ast.Store()), s), item, out, depth)
+            temps.append((elt, name))
+        for elt, name in temps:
+            self._assign(s, elt, ast.copy_location(ast.Name(name, ast.Load()), s), out, depth)
+
+    def _pairs(self, s, target, value, out, depth) -> list:
+        """(target, value) pairs of a tuple assignment, nested tuples on both sides matched up; a
+        value that is not a tuple display (a device function's tuple) is split by a names-only unpack."""
+        if not isinstance(target, ast.Tuple):
+            return [(target, value)]
+        if isinstance(value, ast.Tuple):
+            if len(value.elts) != len(target.elts):
+                raise self.src.refuse(s, "tuple assignment of the wrong length")
+            return [p for t, v in zip(target.elts, value.elts) for p in self._pairs(s, t, v, out, depth)]
+        parts = [ast.copy_location(ast.Name(f"_unpack{s.lineno}_{s.col_offset}_part{k}", ast.Store()), s)
+                 for k in range(len(target.elts))]
+        self._assign(s, ast.copy_location(ast.Tuple(parts, ast.Store()), s), value, out, depth)
+        return [p for t, n in zip(target.elts, parts)
+                for p in self._pairs(s, t, ast.copy_location(ast.Name(n.id, ast.Load()), s), out, depth)]
 
     def _augassign(self, s, out, depth):
         op = BINOPS.get(type(s.op))
@@ -717,7 +791,7 @@ class _Scope:
         else:
             for line in header:
                 self._line(out, depth + (line != header[0]), line)
-        self._block(s.body, out, depth + 1)
+        self._loop_body(s, out, depth)
 
     # -------------------------------------------------------------- expressions
     def _cond(self, node) -> str:
@@ -883,11 +957,16 @@ class _Scope:
                     return items[k]
                 raise src.refuse(node, "a shape lookup other than array.shape[constant]")
             arr, index, at = self._subscript(node)
+            self._access("load", arr, node)
             return t.load(arr, index, at), at.elem
         if isinstance(node, ast.Attribute):
             path = _cuda_path(src, node)
             if path:
                 return self._cuda_attribute(node, path)
+            if isinstance(node.value, ast.Name) and node.value.id not in self.vars:
+                value = src.resolve(node)        # a module's number: math.pi, math.inf, np.e, cfg.TPB
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return self._expr(ast.copy_location(ast.Constant(value), node))
             arr = self._array_name(node.value)
             if arr and node.attr == "size":
                 return "(" + " * ".join(self._extent(arr, k) for k in range(self.vars[arr].ndim)) + ")", INT
@@ -1017,9 +1096,13 @@ class _Scope:
         if obj is not None and hasattr(obj, "py_func") or isinstance(obj, pytypes.FunctionType):
             if getattr(obj, "__name__", "") == "autodiff" or "autodiff" in getattr(obj, "__module__", ""):
                 raise src.lacks(node, "nested_ad", t.system, "device-side autodiff (nested AD)")
+            if rule_for(obj) is not None:       # translated, the call would get the true derivative, not the rule's
+                raise src.refuse(node, f"{ast.unparse(node.func)} has a custom derivative rule (harness.partials_of), "
+                                       "which the adapter does not translate yet")
             args = [self._expr(a) for a in node.args]
             if any(ta is None for _, ta in args):
                 return "0", None
+            self._passed_arrays(node, args)
             fn = self.tr.helper(node, obj, [ta for _, ta in args])
             if self.tr.store_mask and fn.stores:
                 raise src.refuse(node, f"{fn.name} stores into an array argument (the store mask is kernel-level)")
@@ -1046,14 +1129,19 @@ class _Scope:
                 out = t.min_max(name, out, c)
             return out, u
         u = None
-        for ta in types_:
+        for ta in types_[:1] if name == "ldexp" else types_:     # ldexp's type is its mantissa's
             u = unify(u, ta)
         if u == INT:
             u = F64
-        if name in ("floor", "ceil", "trunc"):
-            raise self.src.refuse(node, f"math.{name} (returns an integer in numba)")
         codes = [t.cast(c, ta, u) for c, ta in args]
-        return self._math_text(node, name, codes, u), u
+        if name == "trunc":                              # an integer in numba: the cast truncates
+            return t.cast(codes[0], u, INT), INT
+        if name in ("floor", "ceil"):                    # likewise an integer
+            return t.cast(self._math_text(node, name, codes, u), u, INT), INT
+        if name == "ldexp":                              # x 2^i: i an integer, the power exact in floats
+            codes[1] = t.cast(args[1][0], args[1][1], u)
+        text = self._math_text(node, name, codes, u)
+        return (text, BOOL) if name in ("isnan", "isinf", "isfinite") else (text, u)
 
     def _math_text(self, node, name, codes, u):
         spelling = self.t.math.get(name)
@@ -1061,8 +1149,7 @@ class _Scope:
             raise self.src.lacks(node, "math", self.t.system, f"math.{name}")
         if spelling is None:
             raise self.src.refuse(node, f"math.{name} (not translated by the adapter yet)")
-        one = self.t.literal(1.0, u)
-        return spelling.format(*codes, one=one)
+        return spelling.format(*codes, **{k: self.t.literal(v, u) for k, v in MATH_CONSTANTS.items()})
 
     def _cuda_call(self, node, path, statement):
         src, t = self.src, self.t

@@ -44,8 +44,10 @@ class WarpTarget(Target):
     def literal(self, value, t):
         if t == INT:
             return str(int(value))
-        if not math.isfinite(value):
-            raise UnsupportedError(f"non-finite literal {value!r}")
+        if math.isnan(value):
+            return f"{_SCALAR[t]}(wp.nan)"
+        if math.isinf(value):
+            return f"{_SCALAR[t]}({'-' if value < 0 else ''}wp.inf)"
         return f"{_SCALAR[t]}({float(value)!r})"
 
     def cast(self, code, src, dst):
