@@ -55,9 +55,19 @@ LIMITS: dict[str, Limit] = {
                     "on the CPU: Taichi's block-level arrays and barrier (ti.simt.block) exist on GPU backends only "
                     "(translated to ti.simt.block.SharedArray / sync on cuda, 1-D launches)",
                     WARP_TILES, TAICHI_PERF),
-    "warp_intrinsics": Limit("warp shuffles, votes, lane ids", "no warp-level intrinsics in a wp.kernel (tiles instead)",
-                             "not translated by the adapter (ti.simt.warp has shuffles for 32-bit types on CUDA only)",
+    "warp_intrinsics": Limit("warp shuffles and votes (`cuda.laneid` and `cuda.warpsize` are translated)",
+                             "no warp-level intrinsics in a wp.kernel (tiles instead)",
+                             "on the CPU: no warp-level intrinsics (ti.simt.warp's shuffles and votes exist on CUDA "
+                             "only, for 32-bit types; the adapter does not translate them there yet)",
                              WARP_TILES, TAICHI_PERF),
+    "fence": Limit("memory fences (`cuda.threadfence`, `threadfence_block`, `threadfence_system`)",
+                   "no memory fence inside a wp.kernel (wp.synchronize* are host calls)",
+                   "ti.simt.grid.memfence() exists, but neither the CPU backend nor its autodiff compiles it "
+                   "(`Not supported`)", WARP_FUNCTIONS, TAICHI_PERF),
+    "grid_sync": Limit("a grid-wide barrier (`cuda.cg.this_grid().sync()`)",
+                       "no grid-wide barrier inside a wp.kernel (only a launch boundary synchronises the grid)",
+                       "no grid-wide barrier inside a kernel (only a kernel boundary synchronises the grid)",
+                       WARP_FUNCTIONS, TAICHI_PERF),
     "nested_ad": Limit("device-side `autodiff` (nested AD)", "no differentiation inside a kernel",
                        "no differentiation inside a kernel", WARP_DIFF, TAICHI_AD),
     "math": Limit("math functions without a built-in (`hypot`, `log1p`, `expm1` and Taichi's `atan` are spelled out)",

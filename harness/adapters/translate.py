@@ -769,6 +769,8 @@ class _Scope:
         if not isinstance(s.target, ast.Name):
             raise src.refuse(s, "a for loop over something other than one name")
         it = s.iter
+        if isinstance(it, (ast.Tuple, ast.List)):
+            return self._unrolled(s, out, depth)
         if not (isinstance(it, ast.Call) and src.resolve(it.func) is range and 1 <= len(it.args) <= 3):
             raise src.refuse(s, "a for loop over something other than range(...)")
         parts = []
@@ -792,6 +794,15 @@ class _Scope:
             for line in header:
                 self._line(out, depth + (line != header[0]), line)
         self._loop_body(s, out, depth)
+
+    def _unrolled(self, s, out, depth):
+        """`for d in (16, 8, 4)`: the body once per item, the name bound to it first (as numba.cuda,
+        which unrolls a loop over a tuple, and the bundled engine do)."""
+        if any(isinstance(n, (ast.Break, ast.Continue)) for b in s.body for n in ast.walk(b)):
+            raise self.src.refuse(s, "break or continue in a loop over a tuple (the adapter unrolls it)")
+        for item in s.iter.elts:
+            self._assign(s, s.target, item, out, depth)
+            self._block(s.body, out, depth)
 
     # -------------------------------------------------------------- expressions
     def _cond(self, node) -> str:
@@ -1067,8 +1078,15 @@ class _Scope:
             if head == "blockDim":
                 return b, INT
             return self.t.literal(L.grid[k], INT), INT
-        if path in ("warpsize", "laneid"):
-            raise self.src.lacks(node, "warp_intrinsics", self.t.system, f"cuda.{path}")
+        if path == "warpsize":
+            return self.t.literal(32, INT), INT
+        if path == "laneid":                 # the thread's place in its warp: its linear index in the block, mod 32
+            linear = None
+            for k in reversed(range(len(L.threads))):
+                b = self.t.literal(L.block[k], INT)
+                within = f"({self.t.thread_index(k)} % {b})"
+                linear = within if linear is None else f"({within} + {b} * {linear})"
+            return f"({linear} % {self.t.literal(32, INT)})", INT
         raise self.src.refuse(node, f"cuda.{path}")
 
     def _call(self, node, statement: bool = False):
@@ -1182,7 +1200,11 @@ class _Scope:
             raise src.refuse(node, "cuda.shared.array outside an assignment to a name")
         if path in ("local.array", "const.array_like"):
             raise src.refuse(node, f"cuda.{path} (not translated by the adapter yet)")
-        if path.startswith("shfl") or path.startswith("vote") or path in ("laneid", "activemask", "ballot_sync"):
+        if path in ("threadfence", "threadfence_block", "threadfence_system"):
+            raise src.lacks(node, "fence", t.system, f"cuda.{path}()")
+        if path == "cg.this_grid":
+            raise src.lacks(node, "grid_sync", t.system, "cuda.cg.this_grid()")
+        if path.startswith("shfl") or path.startswith("vote") or path in ("activemask", "ballot_sync"):
             raise src.lacks(node, "warp_intrinsics", t.system, f"cuda.{path}")
         raise src.refuse(node, f"cuda.{path}")
 
