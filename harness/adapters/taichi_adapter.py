@@ -28,7 +28,7 @@ import numpy as np
 from harness.engine.rules.ops import spelled_by
 from harness.core.errors import UnsupportedError
 from harness.adapters.adapter import Adapter, Arg
-from harness.adapters.limits import LIMITS
+from harness.adapters.limits import LIMITS, refusal
 from harness.adapters.translate import BOOL, F32, F64, INT, INT_ARRAYS, Arr, Function, LaunchInfo, Target
 
 _SCALAR = {F32: "ti.f32", F64: "ti.f64", INT: "ti.i32", BOOL: "ti.i32"}
@@ -121,6 +121,12 @@ class TaichiTarget(Target):
     def barrier(self):
         return "ti.simt.block.sync()"
 
+    def local_array(self, name, shape, elem):
+        dt = _SCALAR[elem] if elem != "i32" else "ti.i32"
+        if len(shape) == 1:
+            return f"{name} = ti.Vector.zero({dt}, {shape[0]})"
+        return f"{name} = ti.Matrix.zero({dt}, {shape[0]}, {shape[1]})"
+
     def stepped_range(self, var, parts):
         """Taichi's range takes no step: count the trips as Python's range does (either sign of
         step) and derive the counter, as a port would write it."""
@@ -193,6 +199,10 @@ class TaichiAdapter(Adapter):
         return None
 
     def refuse_translation(self, kernel, args, mode):
+        if mode != "primal" and kernel.dynamic_local_index is not None and any(a.differentiable for a in args):
+            file, line = kernel.dynamic_local_index
+            return str(refusal("local_dynamic_index", "taichi", "a local array indexed by a run-time value",
+                               file=file, line=line))
         if mode != "forward":
             return None
         for a in args:

@@ -172,6 +172,7 @@ class Function:
     # arrays it may read an element of after a plain store (later in the body, or in a later
     # iteration of a loop around both), each with the line of such a read
     reloads: dict = field(default_factory=dict)
+    dynamic_local_index: tuple | None = None     # (file, line) of a local array indexed by a run-time value
 
 
 class Target:
@@ -207,6 +208,8 @@ class Target:
     def shared_array(self, name: str, shape: tuple, elem: str) -> str:
         raise NotImplementedError   # a block-shared array, or the system's refusal
     def barrier(self) -> str: raise NotImplementedError
+    def local_array(self, name: str, shape: tuple, elem: str) -> str:
+        raise NotImplementedError   # a thread's own array, zero-filled (numba leaves it undefined)
     def stepped_range(self, var: str, parts: list[str]) -> list[str] | None:
         return None                 # range(start, stop, step) as is; else the loop's header lines
     system = "target"          # the key of harness/adapters/limits.py
@@ -244,6 +247,8 @@ class Translator:
                                                  f"the launch passes {len(params)}")
         self.store_mask = False
         self.kernel = self._translate(self.src, [Param(n, p.type) for n, p in zip(names, params)], kernel=True)
+        self.kernel.dynamic_local_index = next((f.dynamic_local_index for f in self.functions
+                                                if f.dynamic_local_index is not None), None)
         self.mask_kernel = None
 
     def add_store_mask_kernel(self) -> Function:
@@ -389,6 +394,7 @@ class _Scope:
         # integer variables that may hold a negative value (an index from one is wrapped as numba does)
         self.signed: set[str] = {p.name for p in fn.params if not isinstance(p.type, Arr)}
         self.shared: dict[str, tuple] = {}        # block-shared arrays: name -> shape
+        self.local_arrays: dict[str, tuple] = {}  # the thread's own arrays (cuda.local.array): name -> shape
         self.accesses: list[tuple] = []           # ("load" | "store", array, line) in walk order (emission)
 
     # -------------------------------------------------------------- inference
@@ -617,6 +623,9 @@ class _Scope:
             if self._shared_call(value):
                 self._declare_shared(s, target.id, value, out, depth)
                 return
+            if isinstance(value, ast.Call) and _cuda_path(self.src, value.func) == "local.array":
+                self._declare_local(s, target.id, value, out, depth)
+                return
             if not self._nonneg(value):
                 self.signed.add(target.id)
             code, t = self._expr(value)
@@ -666,7 +675,7 @@ class _Scope:
             arr, index, at = self._subscript(target)
             code, t = self._expr(value)
             self._line(out, depth, self.t.store(arr, index, self.t.cast(code, t, at.elem), at))
-            if arr in self.shared:
+            if arr in self.shared or arr in self.local_arrays:
                 return
             self._access("store", arr, s)
             self.fn.stores.add(arr)
@@ -700,6 +709,9 @@ class _Scope:
     def _passed_arrays(self, node, args):
         """A function called with arrays may read them: each counts as loaded at the call."""
         for code, ta in args:
+            if isinstance(ta, Arr) and code in self.local_arrays:
+                raise self.src.refuse(node, f"local array {code} passed to a function (not translated by the "
+                                            "adapter yet)")
             if isinstance(ta, Arr):
                 self._access("load", code, node)
 
@@ -752,6 +764,7 @@ class _Scope:
         if isinstance(s.target, ast.Subscript):
             arr, index, at = self._subscript(s.target)
             code, t = self._expr(s.value)
+            # on a local array too: Warp differentiates `v[i] += x` exactly, its `v[i] = v[i] + x` is another matter
             special = self.t.augmented_store(arr, index, op, self.t.cast(code, t, at.elem)) if at.dtype in FLOATS else None
             if special is not None:
                 self._line(out, depth, special)
@@ -822,7 +835,11 @@ class _Scope:
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         if len(elts) != at.ndim:
             raise src.refuse(node, f"{node.value.id} has {at.ndim} dimension(s), indexed with {len(elts)}")
-        return node.value.id, self._indices(node, node.value.id, elts), at
+        index = self._indices(node, node.value.id, elts)
+        if node.value.id in self.local_arrays and not all(isinstance(e, ast.Constant) for e in elts) \
+                and self.fn.dynamic_local_index is None:
+            self.fn.dynamic_local_index = (self.src.file, node.lineno)
+        return node.value.id, index, at
 
     def _indices(self, node, arr: str, elts) -> list[str]:
         """Index codes; one that may be negative wraps around its extent, as numba does
@@ -840,6 +857,8 @@ class _Scope:
     def _extent(self, arr: str, k: int) -> str:
         if arr in self.shared:
             return self.t.literal(self.shared[arr][k], INT)
+        if arr in self.local_arrays:
+            return self.t.literal(self.local_arrays[arr][k], INT)
         return self.t.shape(arr, k)
 
     def _nonneg(self, node) -> bool:
@@ -1062,6 +1081,25 @@ class _Scope:
         self.fn.block_level = True
         self._line(out, depth, t.shared_array(name, shape, elem))
 
+    def _declare_local(self, s, name: str, call, out, depth):
+        """`cuda.local.array(SHAPE, 'dtype')` (the front end's normal form; `cuda.const.array_like` and
+        a module array the kernel indexes arrive as one, filled by stores)."""
+        shape = constant(self.src.kernel, call.args[0]) if len(call.args) == 2 and not call.keywords else None
+        shape = (shape,) if isinstance(shape, int) else shape
+        if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n > 0 for n in shape)):
+            raise self.src.refuse(s, "a local array's shape must be a constant or a tuple of constants")
+        if len(shape) > 2:
+            raise self.src.refuse(s, "a local array of more than two dimensions (the adapter maps vectors and matrices)")
+        elem = _element_type(dtype(self.src.kernel, call.args[1]))
+        if elem is None or elem == BOOL:
+            raise self.src.refuse(s, f"a local array of dtype {ast.unparse(call.args[1])}")
+        elem = elem if elem in FLOATS else "i32"     # integers compute as int32 (as loads of any width do)
+        if name in self.vars and (self.vars[name] != Arr(elem, len(shape)) or name not in self.local_arrays):
+            raise self.src.refuse(s, f"{name} is rebound")
+        self.vars[name] = Arr(elem, len(shape))
+        self.local_arrays[name] = shape
+        self._line(out, depth, self.t.local_array(name, shape, elem))
+
     def _cuda_attribute(self, node, path):
         L = self.tr.launch
         axis = {"x": 0, "y": 1, "z": 2}
@@ -1179,7 +1217,8 @@ class _Scope:
             return "(" + ", ".join(c for c, _ in items) + ",)", Tup((INT,) * n)
         if path in ("atomic.add", "atomic.sub", "atomic.max", "atomic.min"):
             arr_node, idx_node, val_node = node.args
-            if not isinstance(arr_node, ast.Name) or not isinstance(self.vars.get(arr_node.id), Arr):
+            if not isinstance(arr_node, ast.Name) or not isinstance(self.vars.get(arr_node.id), Arr) \
+                    or arr_node.id in self.local_arrays:
                 raise src.refuse(node, "an atomic on something other than an array parameter")
             at = self.vars[arr_node.id]
             elts = idx_node.elts if isinstance(idx_node, ast.Tuple) else [idx_node]
@@ -1199,7 +1238,7 @@ class _Scope:
         if path == "shared.array":
             raise src.refuse(node, "cuda.shared.array outside an assignment to a name")
         if path in ("local.array", "const.array_like"):
-            raise src.refuse(node, f"cuda.{path} (not translated by the adapter yet)")
+            raise src.refuse(node, f"cuda.{path} outside an assignment to a name (not translated by the adapter yet)")
         if path in ("threadfence", "threadfence_block", "threadfence_system"):
             raise src.lacks(node, "fence", t.system, f"cuda.{path}()")
         if path == "cg.this_grid":

@@ -108,6 +108,11 @@ class WarpTarget(Target):
             return f"wp.int32(wp.atomic_{op}({arr}, {', '.join(index)}, {_ELEM[t.dtype]}({value})))"
         return f"wp.atomic_{op}({arr}, {', '.join(index)}, {value})"
 
+    def local_array(self, name, shape, elem):
+        if len(shape) == 1:
+            return f"{name} = wp.vector(dtype={_SCALAR[elem] if elem != 'i32' else 'wp.int32'}, length={shape[0]})"
+        return f"{name} = wp.matrix(shape={tuple(shape)!r}, dtype={_SCALAR[elem] if elem != 'i32' else 'wp.int32'})"
+
     def pow(self, a, b):
         return f"wp.pow({a}, {b})"
 
