@@ -294,3 +294,14 @@ def nested_inner_functions(out, x, w, n):
                 return t + k * 0.25
             acc += term(shifted(x[(i + k) % x.size]), k, 3)
         out[i] = acc
+
+
+@cuda.jit
+def ping_pong_store(out, buf_0, buf_1, step):
+    """Ping-pong buffers read through one name and written through the other."""
+    i = cuda.grid(1)
+    src = buf_0 if step % 2 == 0 else buf_1
+    dst = buf_1 if step % 2 == 0 else buf_0
+    if i < out.size:
+        dst[i] = 0.5 * src[i] * src[i] + src.size
+        out[i] = 2.0 * src[i]

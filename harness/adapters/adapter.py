@@ -105,7 +105,7 @@ class Adapter:
             path, fname = fn.__code__.co_filename, fn.__name__
         else:
             module, fname, path, translated = self._module(kernel, unpacked, launch)
-            why = self.refuse_translation(translated, unpacked, mode)
+            why = _alias_shapes(translated, unpacked) or self.refuse_translation(translated, unpacked, mode)
             if why:
                 raise UnsupportedError(why)
             adjoints = self.run(module, fname, unpacked, launch, mode)
@@ -171,6 +171,17 @@ class Adapter:
             self.configure_module(module)
             self._modules[key] = (module, tr.kernel.name, path, tr.kernel)
         return self._modules[key]
+
+
+def _alias_shapes(kernel, args: list[Arg]) -> str | None:
+    """A name standing for one of two arrays reads both (the translation selects between them), so
+    the two must have one shape."""
+    shapes = {a.name: a.host.shape for a in args if a.kind == "array"}
+    for a, b in sorted(kernel.alias_pairs):
+        if shapes.get(a) != shapes.get(b):
+            return (f"arrays '{a}' {shapes.get(a)} and '{b}' {shapes.get(b)}, one of which a name in the kernel "
+                    "stands for, differ in shape (the adapter's translation reads both)")
+    return None
 
 
 def _launch_info(config) -> LaunchInfo:

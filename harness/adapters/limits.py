@@ -68,9 +68,11 @@ LIMITS: dict[str, Limit] = {
                        "no grid-wide barrier inside a wp.kernel (only a launch boundary synchronises the grid)",
                        "no grid-wide barrier inside a kernel (only a kernel boundary synchronises the grid)",
                        WARP_FUNCTIONS, TAICHI_PERF),
-    "local_dynamic_index": Limit("a thread's local array (`cuda.local.array`) indexed by a run-time value, differentiated",
-                                 None, "its 1.7.4 autodiff of a dynamically indexed local vector: reverse mode "
-                                 "aborts the process (scalarize.cpp assertion), forward mode gives a zero dual",
+    "local_dynamic_index": Limit("a store into a thread's local array (`cuda.local.array`) at a run-time index, "
+                                 "differentiated", None,
+                                 "its 1.7.4 autodiff of a local vector stored at a run-time index: reverse mode fails "
+                                 "to compile or aborts the process (scalarize.cpp assertion), forward mode gives a "
+                                 "zero dual (reads at run-time indices differentiate correctly)",
                                  "", TAICHI_AD),
     "nested_ad": Limit("device-side `autodiff` (nested AD)", "no differentiation inside a kernel",
                        "no differentiation inside a kernel", WARP_DIFF, TAICHI_AD),

@@ -201,7 +201,7 @@ class TaichiAdapter(Adapter):
     def refuse_translation(self, kernel, args, mode):
         if mode != "primal" and kernel.dynamic_local_index is not None and any(a.differentiable for a in args):
             file, line = kernel.dynamic_local_index
-            return str(refusal("local_dynamic_index", "taichi", "a local array indexed by a run-time value",
+            return str(refusal("local_dynamic_index", "taichi", "a store into a local array at a run-time index",
                                file=file, line=line))
         if mode != "forward":
             return None

@@ -172,7 +172,8 @@ class Function:
     # arrays it may read an element of after a plain store (later in the body, or in a later
     # iteration of a loop around both), each with the line of such a read
     reloads: dict = field(default_factory=dict)
-    dynamic_local_index: tuple | None = None     # (file, line) of a local array indexed by a run-time value
+    alias_pairs: set = field(default_factory=set)   # arrays a name may stand for (`d = a if c else b`)
+    dynamic_local_index: tuple | None = None     # (file, line) of a store into a local array at a run-time index
 
 
 class Target:
@@ -395,6 +396,7 @@ class _Scope:
         self.signed: set[str] = {p.name for p in fn.params if not isinstance(p.type, Arr)}
         self.shared: dict[str, tuple] = {}        # block-shared arrays: name -> shape
         self.local_arrays: dict[str, tuple] = {}  # the thread's own arrays (cuda.local.array): name -> shape
+        self.aliases: dict[str, tuple] = {}       # d = a if c else b: d -> (flag naming c's value, a, b)
         self.accesses: list[tuple] = []           # ("load" | "store", array, line) in walk order (emission)
 
     # -------------------------------------------------------------- inference
@@ -626,6 +628,10 @@ class _Scope:
             if isinstance(value, ast.Call) and _cuda_path(self.src, value.func) == "local.array":
                 self._declare_local(s, target.id, value, out, depth)
                 return
+            choice = self._array_choice(value)
+            if choice is not None:
+                self._bind_alias(s, target.id, value, choice, out, depth)
+                return
             if not self._nonneg(value):
                 self.signed.add(target.id)
             code, t = self._expr(value)
@@ -674,17 +680,58 @@ class _Scope:
         elif isinstance(target, ast.Subscript):
             arr, index, at = self._subscript(target)
             code, t = self._expr(value)
-            self._line(out, depth, self.t.store(arr, index, self.t.cast(code, t, at.elem), at))
-            if arr in self.shared or arr in self.local_arrays:
-                return
-            self._access("store", arr, s)
-            self.fn.stores.add(arr)
-            if self.tr.store_mask:
-                if not self.kernel:
-                    raise src.refuse(s, f"a device function stores into array {arr} (the store mask is kernel-level)")
-                self._line(out, depth, self.t.store(f"_stored_{arr}", index, "1", Arr("i32", at.ndim)))
+            code = self.t.cast(code, t, at.elem)
+            if arr in self.aliases:               # the store goes to the array the name stands for
+                flag, a, b = self.aliases[arr]
+                self._line(out, depth, f"if {flag}:")
+                self._store(s, a, index, code, at, out, depth + 1)
+                self._line(out, depth, "else:")
+                self._store(s, b, index, code, at, out, depth + 1)
+            else:
+                self._store(s, arr, index, code, at, out, depth)
         else:
             raise src.refuse(s, f"assignment to {type(target).__name__}")
+
+    def _store(self, s, arr, index, code, at, out, depth):
+        self._line(out, depth, self.t.store(arr, index, code, at))
+        if arr in self.shared or arr in self.local_arrays:
+            return
+        self._access("store", arr, s)
+        self.fn.stores.add(arr)
+        if self.tr.store_mask:
+            if not self.kernel:
+                raise self.src.refuse(s, f"a device function stores into array {arr} (the store mask is kernel-level)")
+            self._line(out, depth, self.t.store(f"_stored_{arr}", index, "1", Arr("i32", at.ndim)))
+
+    def _array_choice(self, value) -> tuple | None:
+        """(condition or None, a, b) for a value naming an array argument (`a`) or choosing one of
+        two of the same type (`a if c else b`); None for anything else."""
+        def argument(node):
+            ok = isinstance(node, ast.Name) and node.id in self.params and isinstance(self.vars.get(node.id), Arr)
+            return node.id if ok else None
+        if argument(value):
+            return None, value.id, value.id
+        if isinstance(value, ast.IfExp) and argument(value.body) and argument(value.orelse) \
+                and self.vars[value.body.id] == self.vars[value.orelse.id]:
+            return value.test, value.body.id, value.orelse.id
+        return None
+
+    def _bind_alias(self, s, name: str, value, choice: tuple, out, depth):
+        """`d = a if c else b` (ping-pong buffers), d bound once: every access to d goes to a or b as
+        c was at the binding (a flag keeps it); the arrays must have one shape (checked at launch)."""
+        cond, a, b = choice
+        bound = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                    for n in ast.walk(self.src.tree))
+        if name in self.params or bound != 1:
+            raise self.src.refuse(s, f"{name} is bound to an array argument and bound again (the adapter follows "
+                                     "a name bound once to one of two arrays)")
+        flag = None
+        if cond is not None:
+            flag = f"_{name}_is_{a}"
+            self._assign(s, ast.copy_location(ast.Name(flag, ast.Store()), s), cond, out, depth)
+            self.fn.alias_pairs.add((a, b))
+        self.vars[name] = self.vars[a]
+        self.aliases[name] = (flag, a, b)
 
     @staticmethod
     def _reads_targets(target: ast.Tuple, value) -> bool:
@@ -709,9 +756,9 @@ class _Scope:
     def _passed_arrays(self, node, args):
         """A function called with arrays may read them: each counts as loaded at the call."""
         for code, ta in args:
-            if isinstance(ta, Arr) and code in self.local_arrays:
-                raise self.src.refuse(node, f"local array {code} passed to a function (not translated by the "
-                                            "adapter yet)")
+            if isinstance(ta, Arr) and (code in self.local_arrays or code in self.aliases):
+                raise self.src.refuse(node, f"{code}, a local array or a name for an array argument, passed to a "
+                                            "function (not translated by the adapter yet)")
             if isinstance(ta, Arr):
                 self._access("load", code, node)
 
@@ -765,7 +812,8 @@ class _Scope:
             arr, index, at = self._subscript(s.target)
             code, t = self._expr(s.value)
             # on a local array too: Warp differentiates `v[i] += x` exactly, its `v[i] = v[i] + x` is another matter
-            special = self.t.augmented_store(arr, index, op, self.t.cast(code, t, at.elem)) if at.dtype in FLOATS else None
+            special = self.t.augmented_store(arr, index, op, self.t.cast(code, t, at.elem)) \
+                if at.dtype in FLOATS and arr not in self.aliases else None
             if special is not None:
                 self._line(out, depth, special)
                 return
@@ -836,8 +884,8 @@ class _Scope:
         if len(elts) != at.ndim:
             raise src.refuse(node, f"{node.value.id} has {at.ndim} dimension(s), indexed with {len(elts)}")
         index = self._indices(node, node.value.id, elts)
-        if node.value.id in self.local_arrays and not all(isinstance(e, ast.Constant) for e in elts) \
-                and self.fn.dynamic_local_index is None:
+        if isinstance(node.ctx, ast.Store) and node.value.id in self.local_arrays and self.fn.dynamic_local_index is None \
+                and not all(isinstance(e, ast.Constant) for e in elts):
             self.fn.dynamic_local_index = (self.src.file, node.lineno)
         return node.value.id, index, at
 
@@ -859,6 +907,8 @@ class _Scope:
             return self.t.literal(self.shared[arr][k], INT)
         if arr in self.local_arrays:
             return self.t.literal(self.local_arrays[arr][k], INT)
+        if arr in self.aliases:                   # its arrays have one shape (checked at launch)
+            return self.t.shape(self.aliases[arr][1], k)
         return self.t.shape(arr, k)
 
     def _nonneg(self, node) -> bool:
@@ -987,6 +1037,12 @@ class _Scope:
                     return items[k]
                 raise src.refuse(node, "a shape lookup other than array.shape[constant]")
             arr, index, at = self._subscript(node)
+            if arr in self.aliases:
+                flag, a, b = self.aliases[arr]
+                self._access("load", a, node)
+                self._access("load", b, node)
+                code = t.load(a, index, at) if flag is None else t.select(flag, t.load(a, index, at), t.load(b, index, at))
+                return code, at.elem
             self._access("load", arr, node)
             return t.load(arr, index, at), at.elem
         if isinstance(node, ast.Attribute):
@@ -1218,7 +1274,7 @@ class _Scope:
         if path in ("atomic.add", "atomic.sub", "atomic.max", "atomic.min"):
             arr_node, idx_node, val_node = node.args
             if not isinstance(arr_node, ast.Name) or not isinstance(self.vars.get(arr_node.id), Arr) \
-                    or arr_node.id in self.local_arrays:
+                    or arr_node.id in self.local_arrays or arr_node.id in self.aliases:
                 raise src.refuse(node, "an atomic on something other than an array parameter")
             at = self.vars[arr_node.id]
             elts = idx_node.elts if isinstance(idx_node, ast.Tuple) else [idx_node]

@@ -520,8 +520,9 @@ def test_local_arrays_integer_math_lanes_and_module_numbers_translate(tmp_path):
 
 
 def test_what_the_taichi_adapter_needs_to_refuse_is_recorded_on_the_kernel(tmp_path):
-    """A local array indexed by a run-time value (Taichi's autodiff cannot take it) and a read of
-    an element the kernel may have stored (Taichi's forward duals accumulate on store)."""
+    """A store into a local array at a run-time index (Taichi's autodiff cannot take it; a read at
+    one it can) and a read of an element the kernel may have stored (Taichi's forward duals
+    accumulate on store)."""
     k, path = _kernel(tmp_path, """
         def k(out, x, n):
             i = cuda.grid(1)
@@ -530,7 +531,8 @@ def test_what_the_taichi_adapter_needs_to_refuse_is_recorded_on_the_kernel(tmp_p
             out[i] = tmp[0]
             for j in range(n):
                 x[i] = x[i] * 0.5
-            out[i] += out[i] * tmp[n % 4]
+            tmp[n % 4] = out[i] * tmp[0]
+            out[i] += tmp[1] + tmp[n % 3]
         """)
     tr = Translator(TaichiTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)], LAUNCH)
     assert tr.kernel.dynamic_local_index == (str(path), 12)
@@ -542,3 +544,21 @@ def test_what_the_taichi_adapter_needs_to_refuse_is_recorded_on_the_kernel(tmp_p
         """)
     tr = Translator(TaichiTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
     assert tr.kernel.reloads == {} and tr.kernel.dynamic_local_index is None
+
+
+def test_a_name_for_one_of_two_arrays_reads_through_a_flag_and_needs_one_shape():
+    """`data = buf_0 if step % 2 == 0 else buf_1`: loads select, stores branch on the flag kept at
+    the binding; the translation reads both arrays, so arrays of different shapes are refused."""
+    pytest.importorskip("warp")
+    from harness.core.activity import Const, Duplicated
+    from harness.engine.runtime.launch import LaunchConfig
+    out, dout = np.zeros(8), np.ones(8)
+    a, b = np.arange(8.0), np.arange(8.0) + 10
+    result = _launch("warp", "kernels/dialect.py:ping_pong", LaunchConfig.threads(8, 8), Duplicated(out, dout),
+                     Duplicated(a, np.zeros(8)), Duplicated(b, np.zeros(8)), Const(np.int64(1)), mode="primal")
+    np.testing.assert_allclose(out, b * b)
+    text = Path(result.plan.source_path).read_text()
+    assert "_data_is_buf_0 = " in text and "wp.where(_data_is_buf_0, buf_0[i], buf_1[i])" in text, text
+    with pytest.raises(UnsupportedError, match=r"arrays 'buf_0' \(8,\) and 'buf_1' \(9,\).*differ in shape"):
+        _launch("warp", "kernels/dialect.py:ping_pong", LaunchConfig.threads(8, 8), Duplicated(out, dout),
+                Duplicated(a, np.zeros(8)), Duplicated(np.zeros(9), np.zeros(9)), Const(np.int64(1)), mode="primal")
