@@ -133,7 +133,8 @@ class Source:
 MATH_FUNCTIONS = {getattr(math, op.name): op.name for op in OPS if op.translated}
 MATH_FUNCTIONS.update({abs: "abs", min: "min", max: "max"})
 # constants a spelling may name ({one}, ...), each a literal of the call's float type
-MATH_CONSTANTS = {"one": 1.0, "two": 2.0, "deg_per_rad": 180.0 / math.pi, "rad_per_deg": math.pi / 180.0}
+MATH_CONSTANTS = {"one": 1.0, "two": 2.0, "ten": 10.0, "third": 1.0 / 3.0, "deg_per_rad": 180.0 / math.pi,
+                  "rad_per_deg": math.pi / 180.0}
 CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, np.int64: INT}
 
 
