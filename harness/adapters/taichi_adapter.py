@@ -207,10 +207,9 @@ class TaichiAdapter(Adapter):
             return None
         for a in args:
             if a.kind == "array" and a.differentiable and a.name in kernel.reloads:
-                return (f"argument {a.position} ('{a.name}'): the kernel reads back an element it may have stored "
-                        f"(line {kernel.reloads[a.name]}); Taichi's forward mode adds a stored value's dual into "
-                        "the element's dual (FwdMode starts every dual at zero), and the adapter sets the "
-                        "incoming tangents first, so that read would see both (the adapter's own limit)")
+                file, line = kernel.reloads[a.name]
+                return str(refusal("forward_reload", "taichi", f"argument {a.position} ('{a.name}'): a read of an "
+                                   "element the kernel may have stored", file=file, line=line))
         return None
 
     def _field(self, role: str, a: Arg):

@@ -171,7 +171,7 @@ class Function:
     stores: set = field(default_factory=set)     # arrays it stores into with a plain store
     block_level: bool = False                    # uses block-shared arrays or barriers
     # arrays it may read an element of after a plain store (later in the body, or in a later
-    # iteration of a loop around both), each with the line of such a read
+    # iteration of a loop around both), each with the (file, line) of such a read
     reloads: dict = field(default_factory=dict)
     alias_pairs: set = field(default_factory=set)   # arrays a name may stand for (`d = a if c else b`)
     dynamic_local_index: tuple | None = None     # (file, line) of a store into a local array at a run-time index
@@ -751,7 +751,7 @@ class _Scope:
         if not self.emitting or arr not in self.params:
             return
         if kind == "load" and any(k == "store" and a == arr for k, a, _ in self.accesses):
-            self.fn.reloads.setdefault(arr, node.lineno)
+            self.fn.reloads.setdefault(arr, (self.src.file, node.lineno))
         self.accesses.append((kind, arr, node.lineno))
 
     def _passed_arrays(self, node, args):
@@ -772,7 +772,7 @@ class _Scope:
         stored = {a for k, a, _ in inside if k == "store"}
         for k, a, line in inside:
             if k == "load" and a in stored:
-                self.fn.reloads.setdefault(a, line)
+                self.fn.reloads.setdefault(a, (self.src.file, line))
 
     def _unpack(self, s, target: ast.Tuple, value, out, depth):
         """`a[i], (p, q) = v` with targets other than names, as Python runs it: every value first

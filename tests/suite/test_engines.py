@@ -521,8 +521,8 @@ def test_local_arrays_integer_math_lanes_and_module_numbers_translate(tmp_path):
 
 def test_what_the_taichi_adapter_needs_to_refuse_is_recorded_on_the_kernel(tmp_path):
     """A store into a local array at a run-time index (Taichi's autodiff cannot take it; a read at
-    one it can) and a read of an element the kernel may have stored (Taichi's forward duals
-    accumulate on store)."""
+    one it can) and a read of an element the kernel may have stored (Taichi's forward mode adds a
+    stored value's dual to the element's)."""
     k, path = _kernel(tmp_path, """
         def k(out, x, n):
             i = cuda.grid(1)
@@ -536,7 +536,7 @@ def test_what_the_taichi_adapter_needs_to_refuse_is_recorded_on_the_kernel(tmp_p
         """)
     tr = Translator(TaichiTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)], LAUNCH)
     assert tr.kernel.dynamic_local_index == (str(path), 12)
-    assert tr.kernel.reloads == {"x": 11, "out": 12}      # x: a later iteration reads what this one stored
+    assert tr.kernel.reloads == {"x": (str(path), 11), "out": (str(path), 12)}   # x: a later iteration reads what this one stored
     k, _ = _kernel(tmp_path, """
         def k(out, x):
             i = cuda.grid(1)
