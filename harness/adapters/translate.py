@@ -230,7 +230,8 @@ class LaunchInfo:
 
 
 BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-           ast.Pow: "**"}
+           ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+BIT_OPS = ("&", "|", "^", "<<", ">>")      # on integers, spelled alike in Warp and Taichi (int32, Python's results)
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
@@ -1006,6 +1007,8 @@ class _Scope:
                 return f"(-{a})", ta
             if isinstance(node.op, ast.UAdd):
                 return a, ta
+            if isinstance(node.op, ast.Invert) and ta in (INT, None):
+                return f"(~{a})", ta
             if isinstance(node.op, ast.Not):
                 return f"(not {self._cond(node.operand)})", BOOL
             raise src.refuse(node, f"operator {type(node.op).__name__}")
@@ -1078,6 +1081,10 @@ class _Scope:
             raise self.src.refuse(node, "arithmetic on arrays or tuples")
         if ta == BOOL or tb == BOOL:
             raise self.src.refuse(node, "arithmetic on booleans")
+        if op in BIT_OPS:
+            if ta != INT or tb != INT:
+                raise self.src.refuse(node, f"bitwise {op} of a float")
+            return f"({a} {op} {b})", INT
         if op == "/":
             u = unify(unify(ta, tb), F64) if INT in (ta, tb) and F32 not in (ta, tb) else unify(ta, tb)
             if u == INT:
