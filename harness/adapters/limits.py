@@ -74,11 +74,6 @@ LIMITS: dict[str, Limit] = {
                                  "to compile or aborts the process (scalarize.cpp assertion), forward mode gives a "
                                  "zero dual (reads at run-time indices differentiate correctly)",
                                  "", TAICHI_AD),
-    "forward_reload": Limit("forward mode of a kernel that reads back an element it stored (later in the body, or "
-                            "in a later iteration of a loop around both)", None,
-                            "its 1.7.4 forward mode adds a stored value's dual into the element's dual instead of "
-                            "replacing it (plain Taichi: `out[i] = x[i]; out[i] = out[i] * 2` gives a dual of 3 dx, "
-                            "not 2 dx), so such a read sees the sum", "", TAICHI_AD),
     "nested_ad": Limit("device-side `autodiff` (nested AD)", "no differentiation inside a kernel",
                        "no differentiation inside a kernel", WARP_DIFF, TAICHI_AD),
     "math": Limit("math functions without a built-in or an elementary spelling (`hypot`, `log1p`, `expm1`, `exp2`, "

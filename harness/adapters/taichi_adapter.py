@@ -203,13 +203,6 @@ class TaichiAdapter(Adapter):
             file, line = kernel.dynamic_local_index
             return str(refusal("local_dynamic_index", "taichi", "a store into a local array at a run-time index",
                                file=file, line=line))
-        if mode != "forward":
-            return None
-        for a in args:
-            if a.kind == "array" and a.differentiable and a.name in kernel.reloads:
-                file, line = kernel.reloads[a.name]
-                return str(refusal("forward_reload", "taichi", f"argument {a.position} ('{a.name}'): a read of an "
-                                   "element the kernel may have stored", file=file, line=line))
         return None
 
     def _field(self, role: str, a: Arg):

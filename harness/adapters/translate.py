@@ -170,9 +170,6 @@ class Function:
     lines: list[str] = field(default_factory=list)
     stores: set = field(default_factory=set)     # arrays it stores into with a plain store
     block_level: bool = False                    # uses block-shared arrays or barriers
-    # arrays it may read an element of after a plain store (later in the body, or in a later
-    # iteration of a loop around both), each with the (file, line) of such a read
-    reloads: dict = field(default_factory=dict)
     alias_pairs: set = field(default_factory=set)   # arrays a name may stand for (`d = a if c else b`)
     dynamic_local_index: tuple | None = None     # (file, line) of a store into a local array at a run-time index
 
@@ -399,7 +396,6 @@ class _Scope:
         self.shared: dict[str, tuple] = {}        # block-shared arrays: name -> shape
         self.local_arrays: dict[str, tuple] = {}  # the thread's own arrays (cuda.local.array): name -> shape
         self.aliases: dict[str, tuple] = {}       # d = a if c else b: d -> (flag naming c's value, a, b)
-        self.accesses: list[tuple] = []           # ("load" | "store", array, line) in walk order (emission)
 
     # -------------------------------------------------------------- inference
     def infer(self):
@@ -510,7 +506,7 @@ class _Scope:
             if s.orelse:
                 raise src.refuse(s, "while ... else")
             self._line(out, depth, f"while {self._cond(s.test)}:")
-            self._loop_body(s, out, depth)
+            self._block(s.body, out, depth + 1)
         elif isinstance(s, ast.Break):
             self._line(out, depth, "break")
         elif isinstance(s, ast.Continue):
@@ -698,7 +694,6 @@ class _Scope:
         self._line(out, depth, self.t.store(arr, index, code, at))
         if arr in self.shared or arr in self.local_arrays:
             return
-        self._access("store", arr, s)
         self.fn.stores.add(arr)
         if self.tr.store_mask:
             if not self.kernel:
@@ -747,33 +742,12 @@ class _Scope:
             bound.add(elt.id)
         return False
 
-    def _access(self, kind: str, arr: str, node):
-        """Note a load or plain store of an array parameter; a load after a store is a reload."""
-        if not self.emitting or arr not in self.params:
-            return
-        if kind == "load" and any(k == "store" and a == arr for k, a, _ in self.accesses):
-            self.fn.reloads.setdefault(arr, (self.src.file, node.lineno))
-        self.accesses.append((kind, arr, node.lineno))
-
     def _passed_arrays(self, node, args):
-        """A function called with arrays may read them: each counts as loaded at the call."""
+        """Arrays passed to a function must be array arguments (a function's array parameter is one)."""
         for code, ta in args:
             if isinstance(ta, Arr) and (code in self.local_arrays or code in self.aliases):
                 raise self.src.refuse(node, f"{code}, a local array or a name for an array argument, passed to a "
                                             "function (not translated by the adapter yet)")
-            if isinstance(ta, Arr):
-                self._access("load", code, node)
-
-    def _loop_body(self, s, out, depth):
-        """A loop's body; a load in it of an array the body also stores reads, in a later
-        iteration, what an earlier one stored."""
-        first = len(self.accesses)
-        self._block(s.body, out, depth + 1)
-        inside = self.accesses[first:]
-        stored = {a for k, a, _ in inside if k == "store"}
-        for k, a, line in inside:
-            if k == "load" and a in stored:
-                self.fn.reloads.setdefault(a, (self.src.file, line))
 
     def _unpack(self, s, target: ast.Tuple, value, out, depth):
         """`a[i], (p, q) = v` with targets other than names, as Python runs it: every value first
@@ -856,7 +830,7 @@ class _Scope:
         else:
             for line in header:
                 self._line(out, depth + (line != header[0]), line)
-        self._loop_body(s, out, depth)
+        self._block(s.body, out, depth + 1)
 
     def _unrolled(self, s, out, depth):
         """`for d in (16, 8, 4)`: the body once per item, the name bound to it first (as numba.cuda,
@@ -1043,11 +1017,8 @@ class _Scope:
             arr, index, at = self._subscript(node)
             if arr in self.aliases:
                 flag, a, b = self.aliases[arr]
-                self._access("load", a, node)
-                self._access("load", b, node)
                 code = t.load(a, index, at) if flag is None else t.select(flag, t.load(a, index, at), t.load(b, index, at))
                 return code, at.elem
-            self._access("load", arr, node)
             return t.load(arr, index, at), at.elem
         if isinstance(node, ast.Attribute):
             path = _cuda_path(src, node)
