@@ -559,3 +559,22 @@ def test_a_name_for_one_of_two_arrays_reads_through_a_flag_and_needs_one_shape()
     with pytest.raises(UnsupportedError, match=r"arrays 'buf_0' \(8,\) and 'buf_1' \(9,\).*differ in shape"):
         _launch("warp", "kernels/dialect.py:ping_pong", LaunchConfig.threads(8, 8), Duplicated(out, dout),
                 Duplicated(a, np.zeros(8)), Duplicated(np.zeros(9), np.zeros(9)), Const(np.int64(1)), mode="primal")
+
+
+def test_integer_bitwise_operators_translate_and_float_ones_are_refused(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, x):
+            i = cuda.grid(1)
+            j = ((i << 1) ^ (i >> 1)) & 7 | ~i
+            j |= 1
+            out[i] = x[j % 8]
+        """)
+    warp, taichi = _both(k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))])
+    assert "j = ((((i << 1) ^ (i >> 1)) & 7) | (~i))" in warp and "j = (j | 1)" in warp, warp
+    assert "j = ((((i << 1) ^ (i >> 1)) & 7) | (~i))" in taichi
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            out[0] = x[0] & 1.0
+        """)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: bitwise & of a float"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
