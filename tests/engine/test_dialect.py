@@ -154,6 +154,41 @@ def test_shared_array_declared_in_an_if_moves_to_the_top(kernel):
     assert isinstance(body[0], Alloc) and body[0].array.kind == "shared"
 
 
+def test_branches_on_constant_conditions_become_the_side_numba_keeps(kernel):
+    k = kernel("""
+        DEBUG = False
+        def k(out, x):
+            i = cuda.grid(1)
+            t = 1.04
+            if TPB > 16 and not DEBUG:
+                v = x[i] * x[i]
+            else:
+                v = math.sin(x[i])
+            if t > 0.46:
+                v = v + 1.0
+            w = 2.0 if DEBUG else 3.0
+            out[i] = v * w
+        """)
+    text = normal(k)
+    assert "if" not in text and "sin" not in text
+    assert "v = x[i] * x[i]" in text and "v = v + 1.0" in text and "w = 3.0" in text
+
+
+def test_names_bound_twice_or_per_thread_do_not_fold(kernel):
+    k = kernel("""
+        def k(out, x):
+            i = cuda.grid(1)
+            t = 1.04
+            if i > 3:
+                t = 0.1
+            if t > 0.46:
+                out[i] = x[i]
+            if i > 0:
+                out[i] = 2.0 * x[i]
+        """)
+    assert normal(k).count("if ") == 3
+
+
 # ----------------------------------------------------------------------------- the lowering
 
 def test_tuple_unpacking_into_elements_nested_targets_and_swaps(kernel):

@@ -40,6 +40,18 @@ class LaunchConfig:
     grid: tuple[int, ...]
     block: tuple[int, ...]
 
+    def __post_init__(self):
+        # numba accepts `kernel[4, 128]`; take the same spellings here, and say which dimension is
+        # wrong instead of failing later inside the engine
+        for name in ("grid", "block"):
+            value = getattr(self, name)
+            dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+            if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                                  and d >= 1 for d in dims):
+                raise ValueError(f"LaunchConfig {name}={value!r}: expected a positive int or a tuple of "
+                                 f"1 to 3 positive ints")
+            object.__setattr__(self, name, tuple(int(d) for d in dims))
+
     @staticmethod
     def threads(n, block: int | tuple = 128) -> "LaunchConfig":
         """Enough blocks to cover n threads (n may be a tuple for 2-D and 3-D launches)."""
@@ -384,7 +396,10 @@ class Engine:
         first, scratch = [], []
         for name, statements in plan.extrema:
             initial = by_name[name]
-            s, i = initial.copy(), initial.copy()
+            # through the host: the caller's array may be any of the backend's array types
+            # (a numba device array has no .copy()), and these scratch arrays are small
+            host = self.backend.to_host(initial)
+            s, i = self.backend.asarray(host), self.backend.asarray(host.copy())
             w = self.backend.asarray(np.full(tuple(initial.shape), np.iinfo(np.int64).max, np.int64))
             v = self.backend.asarray(np.full(threads * statements, np.nan, initial.dtype))   # NaN: never made
             first += [s, v]
