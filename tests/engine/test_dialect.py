@@ -359,6 +359,19 @@ def test_constructs_numba_refuses_say_so(kernel, construct, words):
         lower(k)
 
 
+@pytest.mark.parametrize("dtype, words", [("float128x", r"the array dtype `float128x` is not defined"),
+                                          ("'floatx'", r"unknown dtype 'floatx'")])
+def test_an_undefined_or_unknown_shared_dtype_is_refused_at_its_line(kernel, dtype, words):
+    k = kernel(f"""
+        def k(out, x):
+            sm = cuda.shared.array(32, {dtype})
+            sm[0] = x[0]
+            out[0] = sm[0]
+        """)
+    with pytest.raises(UnsupportedError, match=rf":9: {words}"):
+        lower(k)
+
+
 def test_translator_api_resolves_constants_and_dtypes(kernel):
     from harness.engine.frontend.source import constant, dtype, parse_kernel
     k = kernel("""

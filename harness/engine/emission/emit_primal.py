@@ -42,7 +42,7 @@ def primal(em: EmitState, s):
         em.line(emit_parallel.alloc_text(em, s.array, s.array.name))
         return
     if isinstance(s, Barrier):
-        em.line("cuda.syncthreads()" + em.comment_line(s.line))
+        em.barrier(em.comment_line(s.line))
         return
     if isinstance(s, Atomic):
         em.line(f"{s.target} = cuda.atomic.{s.op}({s.array}, {emit_parallel.atomic_index(em, s.index)}, {atom(s.value)})")

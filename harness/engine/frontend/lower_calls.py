@@ -157,7 +157,11 @@ def dtype_of(st: LoweringState, node) -> str:
     import numpy as np
     obj = None
     if isinstance(node, ast.Name):
-        obj = resolve_global(st.src, node.id) if node.id not in st.env else None
+        try:
+            obj = resolve_global(st.src, node.id) if node.id not in st.env else None
+        except KeyError:
+            raise st.err(node, f"the array dtype `{node.id}` is not defined in the kernel's module "
+                               "(numba refuses it too: NameError)") from None
     elif isinstance(node, ast.Attribute):
         d = dotted(st, node)
         if d:
@@ -165,7 +169,10 @@ def dtype_of(st: LoweringState, node) -> str:
             for p in d[1]:
                 obj = getattr(obj, p, None)
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return np.dtype(node.value).name
+        try:
+            return np.dtype(node.value).name
+        except TypeError:
+            raise st.err(node, f"unknown dtype {node.value!r}") from None
     if obj is None:
         raise st.err(node, "array dtype must be a numba or numpy type")
     try:
