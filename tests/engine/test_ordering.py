@@ -138,3 +138,54 @@ def test_a_function_differentiated_on_the_device_is_not_proven():
     """Its caller's barriers and indices are not known where it is analysed."""
     ir = dataclasses.replace(_lower(k.wavefront_row), param_forms={})
     assert not barrier_ordered(ir, ONE_D, "A")
+
+
+def pinned_or_any_thread(A, w, n):
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    for p in range(n):
+        if t == p or n > 100:
+            A[b, t + 1] = math.sin(A[b, t]) * w[b, t]
+        cuda.syncthreads()
+
+
+def any_thread_or_pinned(A, w, n):
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    for p in range(n):
+        if n > 100 or t == p:
+            A[b, t + 1] = math.sin(A[b, t]) * w[b, t]
+        cuda.syncthreads()
+
+
+def pinned_in_else(A, w, n):
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    for p in range(n):
+        if t != p or n > 100:
+            w[b, t] = 0.5 * w[b, t]
+        else:
+            A[b, t + 1] = math.sin(A[b, t]) * w[b, t]
+        cuda.syncthreads()
+
+
+def unpinned_in_else(A, w, n):
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    for p in range(n):
+        if t == p:
+            w[b, t] = 0.5 * w[b, t]
+        else:
+            A[b, t + 1] = math.sin(A[b, t]) * w[b, t]
+        cuda.syncthreads()
+
+
+def test_only_conditions_that_hold_give_facts():
+    """`t == p and ...` pins the writer to one thread per step, and so does the `else` of
+    `t != p or ...`; `t == p or n > 100` does not (with n > 100 every thread writes between the
+    same barriers what its neighbour reads), nor does the `else` of `t == p`."""
+    assert barrier_ordered(_lower(k.wavefront_row), ONE_D, "A")
+    assert barrier_ordered(_lower(pinned_in_else), ONE_D, "A")
+    assert not barrier_ordered(_lower(pinned_or_any_thread), ONE_D, "A")
+    assert not barrier_ordered(_lower(any_thread_or_pinned), ONE_D, "A")
+    assert not barrier_ordered(_lower(unpinned_in_else), ONE_D, "A")

@@ -242,16 +242,31 @@ class _Facts:
         return [], {"ge": [diff], "gt": [_sub(diff, {"1": 1})],
                     "le": [_neg(diff)], "lt": [_sub(_neg(diff), {"1": 1})]}.get(op, [])
 
+    def _never(self, value, k, k_value: bool, truth: bool) -> bool:
+        """Whether `value` cannot be `truth` where the condition k is k_value: value is a literal,
+        k itself, or k's negation."""
+        if isinstance(value, Lit):
+            return bool(value.value) != truth
+        if value == k:
+            return k_value != truth
+        negates = lambda a, b: isinstance(self.defs.get(a), Prim) and self.defs[a].op == "not" \
+            and self.defs[a].args[0] == b   # noqa: E731
+        if negates(value, k) or negates(k, value):
+            return (not k_value) != truth
+        return False
+
     def implied(self, cond, truth: bool, depth: int = 0):
         """What `cond == truth` implies: (equations, inequalities)."""
         if depth > 32 or isinstance(cond, Lit) or cond is None:
             return [], []
-        if cond in self.phis:         # `a and b`: c = a; if a: c = b
+        if cond in self.phis:         # c = then if k else other: `a and b`, `a or b` are such phis
             k, then, other = self.phis[cond]
-            if truth and (other == k or other == Lit(False)):
-                return _merge(self.implied(k, True, depth + 1), self.implied(then, True, depth + 1))
-            if not truth and (then == k or then == Lit(True)):   # `a or b`
-                return _merge(self.implied(k, False, depth + 1), self.implied(other, False, depth + 1))
+            # cond == truth means (k and then == truth) or (not k and other == truth): use the
+            # one side whose other alternative is impossible
+            if self._never(other, k, False, truth):
+                return _merge(self.implied(k, True, depth + 1), self.implied(then, truth, depth + 1))
+            if self._never(then, k, True, truth):
+                return _merge(self.implied(k, False, depth + 1), self.implied(other, truth, depth + 1))
             return [], []
         e = self.defs.get(cond)
         if not isinstance(e, Prim):
