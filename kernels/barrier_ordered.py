@@ -75,3 +75,15 @@ def wavefront_no_barrier(A, w, n):
     for p in range(n):
         if t == p:
             A[b, t + 1] = math.sin(A[b, t]) * w[b, t] + A[b, t]
+
+
+def wavefront_tile(A, w, n):
+    """A 2-D wavefront over one block's tile: thread (x, y) computes A[b, y + 1, x + 1] from its upper
+    and left neighbours on diagonal p = x + y, a barrier after each diagonal."""
+    b = cuda.blockIdx.x
+    x = cuda.threadIdx.x
+    y = cuda.threadIdx.y
+    for p in range(n):
+        if x + y == p:
+            A[b, y + 1, x + 1] = math.sin(A[b, y, x + 1]) * w[b, y, x] + 0.5 * A[b, y + 1, x]
+        cuda.syncthreads()

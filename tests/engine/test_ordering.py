@@ -189,3 +189,44 @@ def test_only_conditions_that_hold_give_facts():
     assert not barrier_ordered(_lower(pinned_or_any_thread), ONE_D, "A")
     assert not barrier_ordered(_lower(any_thread_or_pinned), ONE_D, "A")
     assert not barrier_ordered(_lower(unpinned_in_else), ONE_D, "A")
+
+
+def one_cell_per_diagonal(A, w, n):
+    b = cuda.blockIdx.x
+    x = cuda.threadIdx.x
+    y = cuda.threadIdx.y
+    for p in range(n):
+        if x + y == p:
+            A[b, 0, x + y + 1] = math.sin(A[b, 0, x + y]) * w[b, y, x]
+        cuda.syncthreads()
+
+
+def test_a_pin_through_another_axis():
+    """`if x + y == p` pins x to p - y: the tile wavefront's threads on one diagonal write distinct
+    elements (their y differ), while A[b, 0, x + y + 1] is one element for the whole diagonal."""
+    tile = LaunchShape((0, 1), (0, 1), (0,))
+    assert barrier_ordered(_lower(k.wavefront_tile, ndim=3), tile, "A")
+    assert not barrier_ordered(_lower(one_cell_per_diagonal, ndim=3), tile, "A")
+
+
+def test_a_launch_of_one_block_needs_no_block_index():
+    """All threads of a one-block launch meet at its barriers; with more blocks, thread 8 reads
+    what thread 7 of another block writes, and no barrier orders the two."""
+    ir = _lower(k.wavefront_across_blocks, ndim=1)
+    assert barrier_ordered(ir, LaunchShape((0,), (0,), ()), "A")
+    assert not barrier_ordered(ir, LaunchShape((0,), (0,), (0,)), "A")
+    assert not barrier_ordered(ir, LaunchShape((0,), (0,)), "A")       # blocks unknown: any
+
+
+def squares(A, w, n):
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    for p in range(n):
+        A[b, t, t * t] = math.sin(A[b, t + 1, t * t + 1]) * w[b, t, 0]
+        cuda.syncthreads()
+
+
+def test_a_product_of_thread_coordinates_is_no_constant():
+    """t * t and t * t + 1 differ by one for one thread, not for two: thread 0 reads A[b, 1, 1],
+    which thread 1 writes between the same barriers."""
+    assert not barrier_ordered(_lower(squares, ndim=3), ONE_D, "A")

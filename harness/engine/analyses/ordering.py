@@ -14,9 +14,9 @@ already has; this module proves that a global array is used the same way.
 
 The condition, for every access (load or store, no atomics) of a global array A:
 - *block-local*: some index coordinates have the same form in every access and, together,
-  injectively contain the block index along each launch dimension (`R[blockIdx.x, i, j]`; `A[gx]`),
-  with nothing else that varies: threads of different blocks, which no barrier orders, never touch
-  one element;
+  injectively contain the block index along each launch dimension with more than one block
+  (`R[blockIdx.x, i, j]`; `A[gx]`; nothing in a one-block launch), with nothing else that varies:
+  threads of different blocks, which no barrier orders, never touch one element;
 - *ordered within the block*: for every store and every other access (itself included) that may
   run between the same two barriers, two different threads of the block touch different elements.
   Barriers count when every thread reaches each of them: at the top level of the kernel's body or of
@@ -26,7 +26,8 @@ The condition, for every access (load or store, no atomics) of a global array A:
   same segment of a loop with barriers they run in the same iteration, so the loop's counter and
   everything uniform computed in the iteration is the same value for both threads. Different
   elements are proven either by coordinates with the same form in both accesses that are injective
-  in the thread within the block (threadIdx, or a guard `if tid == p:` that pins it), or by a
+  in the thread within the block (threadIdx, or a guard `if tid == p:` that pins it, also given
+  the other axes' coordinates: `if tx + ty == p:`), or by a
   linear combination of the coordinates that is free of thread-dependent values in each access and
   differs by a nonzero constant between the two (soft-DTW: i + j is p + 2 where it writes, p or
   p + 1 where it reads, after the guard `I + J == p` is used to replace J by p - I);
@@ -45,6 +46,7 @@ from harness.engine.analyses.ownership import THREAD_SYMBOLS, LaunchShape, expr_
 from harness.engine.ir.ssa import Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Prim, Store, walk
 
 _COORDS = {"tx": 0, "ty": 1, "tz": 2, "gx": 0, "gy": 1, "gz": 2}
+_THREAD_COORDS = (*_COORDS, "laneid")
 _BLOCK = {"bx": 0, "by": 1, "bz": 2, "gx": 0, "gy": 1, "gz": 2,
           "bx*bdim.x": 0, "by*bdim.y": 1, "bz*bdim.z": 2}
 _NONNEG_SPECIAL = ("tid.", "bid.", "bdim.", "gdim.", "grid.", "gsize.", "shape.", "size.", "laneid")
@@ -119,7 +121,8 @@ def _middle(entry) -> bool:
 
 
 def _block_local(accesses: list, launch: LaunchShape, facts: "_Facts") -> bool:
-    """Coordinates with one form in every access that contain the block index of each launch axis."""
+    """Coordinates with one form in every access that contain the block index of each launch axis
+    with more than one block (of each axis with more than one thread when that is not known)."""
     first = accesses[0].raw
     covered = set()
     for d, form in enumerate(first):
@@ -129,7 +132,7 @@ def _block_local(accesses: list, launch: LaunchShape, facts: "_Facts") -> bool:
         others = [k for k in form if k != "1" and k not in _BLOCK]
         if len(blockish) == 1 and not any(facts.varies_in_launch(k) for k in others):
             covered.add(_BLOCK[blockish[0]])
-    return set(launch.dims) <= covered
+    return set(launch.dims if launch.grid_dims is None else launch.grid_dims) <= covered
 
 
 class _Facts:
@@ -189,8 +192,9 @@ class _Facts:
     @staticmethod
     def _affine(form: dict) -> bool:
         """Products are symbols of their own only when they are launch constants (blockIdx.x *
-        blockDim.x and the like), never of an unknown value."""
-        return all("*" not in k or "@" not in k for k in form)
+        blockDim.x and the like), never of a thread coordinate (t * t) or an unknown value."""
+        return all("*" not in k or not any(f.startswith("@") or f in _THREAD_COORDS for f in k.split("*"))
+                   for k in form)
 
     def form(self, a) -> dict | None:
         if isinstance(a, Lit):
@@ -200,7 +204,9 @@ class _Facts:
     # ------------------------------------------------------------------ symbols
 
     def thread_dependent(self, sym: str) -> bool:
-        if sym in THREAD_SYMBOLS and sym not in _BLOCK or sym in ("gx", "gy", "gz", "laneid"):
+        if "*" in sym:
+            return any(self.thread_dependent(f) for f in sym.split("*"))
+        if sym in _THREAD_COORDS:
             return True
         return sym.startswith("@") and sym[1:] in self.varying
 
@@ -216,7 +222,7 @@ class _Facts:
     def varies_in_launch(self, sym: str) -> bool:
         """Whether `sym` may differ between blocks or over time (anything but launch constants and
         scalar arguments)."""
-        return sym.startswith("@") or sym in THREAD_SYMBOLS
+        return any(f.startswith("@") or f in THREAD_SYMBOLS or f in _BLOCK for f in sym.split("*"))
 
     # ------------------------------------------------------------------ guards
 
@@ -409,9 +415,15 @@ class _Facts:
             threads = [k for k in fx if k != "1" and self.specific(k, aligned)]
             if len(threads) == 1 and threads[0] in _COORDS:
                 covered.add(_COORDS[threads[0]])
-        for axis, value in x.pins.items():
-            if axis in y.pins and not any(self.specific(k, aligned) for k in value) and value == y.pins[axis]:
-                covered.add(axis)
+        # a guard pins an axis's coordinate to one value in both (`if x + y == p` pins x to p - y,
+        # the same value once y is known to be the same)
+        while True:
+            pinned = {axis for axis, value in x.pins.items()
+                      if axis in y.pins and value == prime(y.pins[axis], keep=_COORDS)
+                      and all(_COORDS.get(k) in covered for k in value if self.specific(k, aligned))}
+            if pinned <= covered:
+                break
+            covered |= pinned
         if set(launch.block_dims) <= covered:
             return True
         # a linear combination of the coordinates that separates them by a constant

@@ -159,6 +159,7 @@ class LaunchShape:
     """Which launch dimensions have more than one thread (only those must be covered)."""
     dims: tuple[int, ...]             # e.g. (0,) for a 1-D launch, (0, 1) for 2-D
     block_dims: tuple[int, ...] = ()  # dimensions whose blocks hold more than one thread
+    grid_dims: tuple[int, ...] | None = None   # dimensions with more than one block (None: unknown)
 
 
 _AXIS_OF = {"gx": 0, "gy": 1, "gz": 2, "tx": 0, "ty": 1, "tz": 2}
