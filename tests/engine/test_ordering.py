@@ -230,3 +230,20 @@ def test_a_product_of_thread_coordinates_is_no_constant():
     """t * t and t * t + 1 differ by one for one thread, not for two: thread 0 reads A[b, 1, 1],
     which thread 1 writes between the same barriers."""
     assert not barrier_ordered(_lower(squares, ndim=3), ONE_D, "A")
+
+
+def countdown_row(A, w, n):
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    k = 0
+    for p in range(n):
+        A[b, k, t] = math.sin(A[b, k + 4, t + 1]) * w[b, t, 0]
+        cuda.syncthreads()
+        k -= 1
+
+
+def test_a_loop_register_is_not_its_entry_value():
+    """Rows k and k + 4 differ by 4, but k starts at 0 and goes negative: with 4 rows, A[b, -1, t]
+    is A[b, 3, t], which thread t - 1 reads as A[b, k + 4, t] between the same barriers. The entry
+    value of k proves nothing about the register inside the loop."""
+    assert not barrier_ordered(_lower(countdown_row, ndim=3), ONE_D, "A")

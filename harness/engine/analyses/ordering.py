@@ -55,9 +55,8 @@ _MAX_COMBINATION_RANK = 6        # coordinates tried in linear combinations (3^6
 
 @dataclass
 class _Access:
-    stmt: object
     store: bool
-    path: tuple                   # epoch position: ('kernel', seg) then ('loop', id, seg, nseg) / ('opaque', id)
+    path: tuple                   # where it runs: ('kernel', segment), then ('loop', id, segment, segments) or ('opaque', id)
     index: list                   # coordinate forms, the guards' equations substituted
     raw: list                     # coordinate forms as computed
     pins: dict                    # launch axis -> the form a guard pins its thread coordinate to
@@ -142,7 +141,10 @@ class _Facts:
 
     def __init__(self, ir: KernelIR):
         self.ir = ir
-        self.defs = {s.target: s.expr for s in walk(ir.body) if isinstance(s, Assign)}
+        # a loop's carried register is assigned its entry value only: that assignment says nothing
+        # about the register inside or after the loop
+        carried = {reg for s in walk(ir.body) if isinstance(s, Loop) for reg, _ in s.carried}
+        self.defs = {s.target: s.expr for s in walk(ir.body) if isinstance(s, Assign) and s.target not in carried}
         self.phis = {}                # phi target -> (the if's condition, then value, else value)
         self.loops = {}               # SSA name -> ids of the loops whose iterations redefine it
         self.loop_of_var = {}         # a for loop's variable -> the loop
@@ -300,7 +302,7 @@ class _Facts:
                 return
             raw = [self.form(a) or {"@?": 1} for a in index]
             subst, pins = self._solve(eqs)
-            out.append(_Access(s, store, here, [_apply(f, subst) for f in raw], raw, pins, ineqs))
+            out.append(_Access(store, here, [_apply(f, subst) for f in raw], raw, pins, ineqs))
 
         def body(stmts, prefix, loop_id, eqs, ineqs):
             """A container's top-level statements: the kernel's body, or that of a loop with barriers."""
