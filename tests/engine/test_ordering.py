@@ -247,3 +247,19 @@ def test_a_loop_register_is_not_its_entry_value():
     is A[b, 3, t], which thread t - 1 reads as A[b, k + 4, t] between the same barriers. The entry
     value of k proves nothing about the register inside the loop."""
     assert not barrier_ordered(_lower(countdown_row, ndim=3), ONE_D, "A")
+
+
+def wavefront_syncwarp(A, w, n):
+    b = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    for p in range(n):
+        if t == p:
+            A[b, t + 1] = math.sin(A[b, t]) * w[b, t]
+        cuda.syncwarp()
+
+
+def test_syncwarp_orders_no_two_warps():
+    """In the primal (numba's compile) cuda.syncwarp() orders only one warp's lanes, so thread 32's
+    read of what thread 31 wrote races, though the derivative kernels put a block barrier there."""
+    assert barrier_ordered(_lower(k.wavefront_row), ONE_D, "A")
+    assert not barrier_ordered(_lower(wavefront_syncwarp), ONE_D, "A")

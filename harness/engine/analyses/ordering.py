@@ -20,7 +20,8 @@ The condition, for every access (load or store, no atomics) of a global array A:
 - *ordered within the block*: for every store and every other access (itself included) that may
   run between the same two barriers, two different threads of the block touch different elements.
   Barriers count when every thread reaches each of them: at the top level of the kernel's body or of
-  a loop's body (the barrier analysis has proven such a loop block-uniform). Two accesses may share
+  a loop's body (the barrier analysis has proven such a loop block-uniform); `cuda.syncwarp()` does
+  not count (the primal's orders only the lanes of one warp). Two accesses may share
   an interval when they sit in the same segment between top-level barriers (in a loop, the segment
   after the last barrier runs in the same interval as the next iteration's first segment); in the
   same segment of a loop with barriers they run in the same iteration, so the loop's counter and
@@ -306,10 +307,10 @@ class _Facts:
 
         def body(stmts, prefix, loop_id, eqs, ineqs):
             """A container's top-level statements: the kernel's body, or that of a loop with barriers."""
-            segments = 1 + sum(isinstance(s, Barrier) for s in stmts)
+            segments = 1 + sum(_block_barrier(s) for s in stmts)
             seg = 0
             for s in stmts:
-                if isinstance(s, Barrier):
+                if _block_barrier(s):
                     seg += 1
                     continue
                 entry = ("kernel", seg) if loop_id is None else ("loop", loop_id, seg, segments)
@@ -326,7 +327,7 @@ class _Facts:
                     statement(t, here, eqs + fe, ineqs + fi)
             elif isinstance(s, Loop):
                 opaque = here + (("opaque", s.id),)
-                if any(isinstance(t, Barrier) for t in s.body):
+                if any(_block_barrier(t) for t in s.body):
                     for t in s.header:
                         statement(t, opaque, eqs, ineqs)
                     body(s.body, here, s.id, eqs, ineqs)
@@ -442,6 +443,11 @@ class _Facts:
             if set(diff) == {"1"}:
                 return True
         return False
+
+
+def _block_barrier(s) -> bool:
+    """cuda.syncthreads(), not cuda.syncwarp(): the primal's syncwarp orders no two warps."""
+    return isinstance(s, Barrier) and not s.warp
 
 
 def _sub(a: dict, b: dict) -> dict:
