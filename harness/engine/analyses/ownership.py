@@ -50,7 +50,7 @@ def affine_forms(ir: KernelIR, grid_step=None) -> dict[str, dict | None]:
     def visit(stmts):
         for s in stmts:
             if isinstance(s, Assign):
-                forms[s.target] = _expr_form(s.expr, form_of)
+                forms[s.target] = expr_form(s.expr, form_of)
             elif isinstance(s, Atomic) and s.target:
                 forms[s.target] = None
             elif isinstance(s, If):
@@ -101,7 +101,7 @@ def _grid_stride_form(loop: Loop, reg: str, end, form_of, grid_step=is_grid_step
 
     def body_form(atom):           # `i += cuda.gridsize(1)` computes G inside the body
         if isinstance(atom, str) and atom in defined and atom != reg:
-            return _expr_form(defined[atom], body_form)
+            return expr_form(defined[atom], body_form)
         return form_of(atom)
     step = body_form(b)
     if step is None:
@@ -118,7 +118,8 @@ def _flat(stmts):
     return [x for x in stmts if isinstance(x, Assign)]
 
 
-def _expr_form(e, form_of):
+def expr_form(e, form_of):
+    """The affine form of one expression, its operands' forms given by form_of; None if not affine."""
     if isinstance(e, Special):
         if e.name in _GLOBAL:
             return {_GLOBAL[e.name]: 1}
@@ -158,6 +159,7 @@ class LaunchShape:
     """Which launch dimensions have more than one thread (only those must be covered)."""
     dims: tuple[int, ...]             # e.g. (0,) for a 1-D launch, (0, 1) for 2-D
     block_dims: tuple[int, ...] = ()  # dimensions whose blocks hold more than one thread
+    grid_dims: tuple[int, ...] | None = None   # dimensions with more than one block (None: unknown)
 
 
 _AXIS_OF = {"gx": 0, "gy": 1, "gz": 2, "tx": 0, "ty": 1, "tz": 2}
@@ -280,15 +282,23 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
     """Refuse a global array that the kernel both writes and reads at indices other threads may
     share (thread i reads A[i + 1] while thread i + 1 overwrites it). The primal already races
     there, and the reverse sweep, which replays reads from registers, cannot know which value a
-    read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others."""
+    read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others, and
+    a global array that barriers order within one block as they order shared memory (ordering.py:
+    a wavefront, a ping-pong) is accepted."""
+    from harness.engine.analyses.ordering import barrier_ordered     # it builds on this module's forms
     if not launch.dims:
         return
     params = {p.name for p in ir.params if p.kind == "array"}
     written = {s.array: s for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    ordered: dict[str, bool] = {}
     for s in walk(ir.body):
         if isinstance(s, Assign) and isinstance(s.expr, Load):
             a = s.expr.array
-            if a in params and a in written and a not in owned:
+            if a not in params or a not in written or a in owned:
+                continue
+            if a not in ordered:
+                ordered[a] = barrier_ordered(ir, launch, a)
+            if not ordered[a]:
                 w = written[a]
                 at = f"line {w.line}" if file_of(ir, w) == file_of(ir, s) else f"{file_of(ir, w)}:{w.line}"
                 raise UnsupportedError(

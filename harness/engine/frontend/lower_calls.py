@@ -97,7 +97,7 @@ def cuda_call(st: LoweringState, name, node, out):
             raise st.err(node, "cuda.syncwarp takes at most one argument, the lane mask")
         if node.args:
             expression(st, node.args[0], out)
-        out.append(Barrier(st.line))
+        out.append(Barrier(st.line, warp=True))
         return None
     if name == "cuda.syncthreads":       # under a condition or in a loop: barriers.py checks it is block-uniform
         out.append(Barrier(st.line))

@@ -126,8 +126,12 @@ class Alloc:
 
 @dataclass
 class Barrier:
-    """cuda.syncthreads(): mirrored at the same place in the reverse sweep."""
+    """cuda.syncthreads(): mirrored at the same place in the reverse sweep. `warp`: it stands for
+    cuda.syncwarp(), which the derivative kernels replace by the (stronger) block barrier while the
+    primal, numba's own compile, orders only each warp's lanes: an analysis that reasons about the
+    primal's order between threads of different warps must not count it."""
     line: int
+    warp: bool = False
 
 
 @dataclass

@@ -73,7 +73,8 @@ class LaunchConfig:
         g = self.grid + (1,) * (ndim - len(self.grid))
         b = self.block + (1,) * (ndim - len(self.block))
         return LaunchShape(tuple(d for d in range(ndim) if g[d] * b[d] > 1),
-                           tuple(d for d in range(ndim) if b[d] > 1))
+                           tuple(d for d in range(ndim) if b[d] > 1),
+                           tuple(d for d in range(ndim) if g[d] > 1))
 
 
 @dataclass
