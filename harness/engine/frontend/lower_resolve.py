@@ -10,10 +10,12 @@ import ast
 from harness.engine.frontend.source import FUNCTIONS, module_kind, python_function, resolve_global
 from harness.engine.frontend.lower_local_functions import ConditionalFunction
 from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.rules.rng import random_function
 
 
 def resolve_call(st: LoweringState, node):
-    """('rule', name) | ('cuda', 'cuda.x') | ('device', fn) | ('autodiff', None) | ('activity', cls)."""
+    """('rule', name) | ('cuda', 'cuda.x') | ('random', name) | ('device', fn) | ('autodiff', None) |
+    ('activity', cls). 'random': a device function of numba.cuda.random (rules/rng.py)."""
     f = node.func
     obj = None
     if isinstance(f, ast.Attribute):
@@ -21,11 +23,12 @@ def resolve_call(st: LoweringState, node):
         if d is None:
             return None
         kind, parts, mod = d
-        if kind == "cuda":
-            return "cuda", "cuda." + ".".join(parts)
         obj = mod
         for p in parts:
             obj = getattr(obj, p, None)
+        if kind == "cuda":
+            drawn = random_function(obj)          # `cuda.random.xoroshiro128p_uniform_float32(...)`
+            return ("random", drawn) if drawn else ("cuda", "cuda." + ".".join(parts))
     elif isinstance(f, ast.Name):
         if f.id in st.env or f.id in st.arrays:
             return None
@@ -42,6 +45,9 @@ def resolve_call(st: LoweringState, node):
             return None
     if obj is None:
         return None
+    drawn = random_function(obj)
+    if drawn:
+        return "random", drawn
     name = FUNCTIONS.get(id(obj))
     if name is None and type(obj).__module__.startswith("numba.core.types"):
         name = f"cast_{obj}"              # numba.float32(x) and friends
