@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.core.errors import ActivityError, UnsupportedError
-from harness.engine.ir.ssa import Atomic, Assign, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
+from harness.engine.ir.ssa import Atomic, Assign, Draw, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
 from harness.engine.rules.table import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from harness.engine.ir.types import is_float
 from harness.engine.analyses.shared_replay import replayed_shared
@@ -134,6 +134,8 @@ def mark_taped_loads(ir: KernelIR) -> None:
         if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored \
                 and t.expr.array not in replayed:
             return f"'{t.expr.array}' is read in a nested loop and written by the kernel"
+        if isinstance(t, Draw) and t.target in used:
+            return f"the number {t.op} draws is used in a nested loop"
         if isinstance(t, Atomic) and t.target in used:
             return f"the value returned by cuda.atomic.{t.op} is used in a nested loop"
         return None
@@ -191,7 +193,7 @@ def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str])
 # ----------------------------------------------------------------------------- index ownership
 
 
-from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, owned_arrays  # noqa: E402  (index sets)
+from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, check_shared_generator_states, owned_arrays  # noqa: E402  (index sets)
 
 
 def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
@@ -216,6 +218,10 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
                "the winner is found per thread and statement, not per iteration")
     if atomic.array in loaded or atomic.array in stored:
         refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
+    draws = [s for s in walk(ir.body) if isinstance(s, Draw)]
+    if draws:      # the replay passes skip writes, and a draw writes its generator state
+        refuse(f"the kernel draws random numbers (line {draws[0].line}), which the replay that finds the "
+               "winner cannot draw again")
     referenced = referenced_names(ir.body)
     olds = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.target in referenced]
     if olds:       # the replay passes skip atomics, so an old value would be undefined there
@@ -296,6 +302,7 @@ def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: s
     varied = varied_values(ir, activity)
     check_const_arrays(ir, activity, varied)
     owned = owned_of(ir, launch)
+    check_shared_generator_states(ir, launch)
     if mode == "reverse":
         check_cross_thread_war(ir, launch, owned)
     return Analysis(activity, varied, owned if mode == "reverse" else set())

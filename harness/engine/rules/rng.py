@@ -8,19 +8,13 @@ value is (never recomputed by a replay, taped per loop iteration, zero derivativ
 kernels call numba's own functions, imported by the module's prelude (`prelude`), so the draws are
 bit for bit the ones the user's kernel makes on the same states.
 
-The states are an array of `STATE_DTYPE` records; the engine's argument types name that dtype
-`STATE_DTYPE_NAME` (a record has no numpy name of its own).
+The states are an array of `STATE_DTYPE` records (harness/core/rng_states.py); the engine's
+argument types name that dtype `STATE_DTYPE_NAME` (a record has no numpy name of its own).
 """
 from __future__ import annotations
 
-import numpy as np
-
+from harness.core.rng_states import STATE_DTYPE, STATE_DTYPE_NAME, dtype_name, is_state_dtype, numpy_dtype  # noqa: F401
 from harness.engine.ir.ssa import Draw, KernelIR, walk
-
-# numba.cuda.random.xoroshiro128p_dtype, field for field (the launcher compares dtypes by value,
-# so a copy made by numpy or by numba is recognised alike)
-STATE_DTYPE = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
-STATE_DTYPE_NAME = "xoroshiro128p"
 
 # draw function of numba.cuda.random -> the dtype of the number it returns
 DRAWS = {
@@ -29,25 +23,8 @@ DRAWS = {
     "xoroshiro128p_normal_float32": "float32",
     "xoroshiro128p_normal_float64": "float64",
 }
-# the module's other device functions: they write a state without returning a number
+# the module's other device functions: `xoroshiro128p_next` draws a raw uint64, the others set a state
 STATE_WRITERS = ("xoroshiro128p_next", "xoroshiro128p_jump", "init_xoroshiro128p_state")
-
-
-def is_state_dtype(dtype) -> bool:
-    try:
-        return np.dtype(dtype) == STATE_DTYPE
-    except TypeError:
-        return False
-
-
-def dtype_name(dtype) -> str:
-    """The name an argument's dtype goes by in the engine: numpy's, or STATE_DTYPE_NAME."""
-    return STATE_DTYPE_NAME if is_state_dtype(dtype) else str(dtype)
-
-
-def numpy_dtype(name: str) -> np.dtype:
-    """The inverse of dtype_name."""
-    return STATE_DTYPE if name == STATE_DTYPE_NAME else np.dtype(name)
 
 
 def random_function(obj) -> str | None:
