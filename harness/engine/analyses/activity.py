@@ -87,7 +87,10 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
     return varied
 
 
-def _used_atoms(ir: KernelIR) -> set[str]:
+def _used_atoms(ir: KernelIR, replayed_only: bool = False) -> set[str]:
+    """The names some statement reads. `replayed_only`: leave out the values stored to the kernel's
+    array arguments, which a reverse sweep's replay of an iteration never stores again."""
+    global_arrays = {p.name for p in ir.params if p.kind == "array"} if replayed_only else set()
     used = set()
     for s in walk(ir.body):
         if isinstance(s, Assign):
@@ -97,7 +100,7 @@ def _used_atoms(ir: KernelIR) -> set[str]:
             used |= {a for a in (getattr(e, "partials", None) or ()) if isinstance(a, str)}
         elif isinstance(s, (Store, Atomic)):
             used |= {a for a in s.index if isinstance(a, str)}
-            if isinstance(s.value, str):
+            if isinstance(s.value, str) and not (isinstance(s, Store) and s.array in global_arrays):
                 used.add(s.value)
         elif isinstance(s, If):
             if isinstance(s.cond, str):
@@ -129,13 +132,14 @@ def mark_taped_loads(ir: KernelIR) -> None:
     reads, nested loops included, read shared memory instead of the tape."""
     stored = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
     used = _used_atoms(ir)
+    replay_used = _used_atoms(ir, replayed_only=True)
 
     def replay_needs_tape(t, replayed) -> str | None:
         if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored \
                 and t.expr.array not in replayed:
             return f"'{t.expr.array}' is read in a nested loop and written by the kernel"
-        if isinstance(t, Draw) and t.target in used:
-            return f"the number {t.op} draws is used in a nested loop"
+        if isinstance(t, Draw):           # stored to global memory only: the replay skips that store
+            return f"the number {t.op} draws is used in a nested loop" if t.target in replay_used else None
         if isinstance(t, Atomic) and t.target in used:
             return f"the value returned by cuda.atomic.{t.op} is used in a nested loop"
         return None
