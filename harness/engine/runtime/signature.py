@@ -77,8 +77,8 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
                 raise fail("an array of random number generator states cannot be differentiated (its draws "
                            f"are constants); mark '{name}' const")
             if np.dtype(value.dtype).fields is not None and dtype != rng.STATE_DTYPE_NAME:
-                raise fail(f"an array of records ({value.dtype}) is not supported; the only record arrays "
-                           "the engine passes are numba's xoroshiro128p generator states", UnsupportedError)
+                raise UnsupportedError(f"argument {pos} ('{name}') is an array of records ({value.dtype}): the only "
+                                       "record arrays the engine passes are numba's xoroshiro128p generator states")
             if act != "const" and not np.issubdtype(np.dtype(dtype), np.floating):
                 raise fail(f"{dtype} arrays cannot be differentiated; mark '{name}' const")
             if act != "const" and dtype == "float16":
