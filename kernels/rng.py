@@ -62,3 +62,12 @@ def one_state_for_all(out, x, states):
     i = cuda.grid(1)
     if i < out.shape[0]:
         out[i] = x[i] + xoroshiro128p_uniform_float32(states, 0)
+
+
+@cuda.jit
+def noisy_step(u_next, u, sigma, states):
+    """One step of a stochastic update: each launch draws the next number of every thread's state."""
+    i = cuda.grid(1)
+    if i < u.shape[0]:
+        v = u[i]
+        u_next[i] = v - 0.1 * v * v * v + sigma * math.sin(v) * xoroshiro128p_normal_float64(states, i)
