@@ -215,3 +215,28 @@ def test_other_record_arrays_are_refused_naming_the_argument(kernel, engine, lau
         engine.launch(k, CONFIG, Duplicated(be.asarray(np.zeros(N)), be.asarray(np.ones(N))),
                       Duplicated(be.asarray(np.zeros(N)), be.asarray(np.zeros(N))),
                       Const(be.asarray(np.zeros((N, STEPS)))), Const(be.asarray(other)), STEPS, mode="reverse")
+
+
+def test_a_kernel_that_seeds_jumps_and_draws_raw_words(kernel, engine, launching_backend):
+    """init_xoroshiro128p_state, xoroshiro128p_jump and xoroshiro128p_next write the state as the
+    kernel says in every launch, so the derivative launch draws the primal's numbers."""
+    be = launching_backend
+    k = kernel("""
+    @cuda.jit
+    def k(out, x, states, seed):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            cuda_random.init_xoroshiro128p_state(states, i, seed + i)
+            xoroshiro128p_jump(states, i)
+            skip = cuda_random.xoroshiro128p_next(states, i)
+            out[i] = x[i] * x[i] * xoroshiro128p_uniform_float64(states, i)
+    """)
+    x = np.linspace(0.5, 1.5, N)
+    out = be.asarray(np.zeros(N))
+    engine.launch(k, CONFIG, out, be.asarray(x), be.asarray(seeded_states(N, 0)), 9)
+    u = be.to_host(out) / (x * x)
+    assert len(np.unique(u)) == N and np.all((0 <= u) & (u < 1))
+    dx = be.asarray(np.zeros(N))
+    engine.launch(k, CONFIG, Duplicated(be.asarray(np.zeros(N)), be.asarray(np.ones(N))), Duplicated(be.asarray(x), dx),
+                  Const(be.asarray(seeded_states(N, 5))), 9, mode="reverse")     # init overwrites the states
+    np.testing.assert_allclose(be.to_host(dx), 2 * x * u, rtol=1e-12)
