@@ -240,3 +240,40 @@ def test_a_kernel_that_seeds_jumps_and_draws_raw_words(kernel, engine, launching
     engine.launch(k, CONFIG, Duplicated(be.asarray(np.zeros(N)), be.asarray(np.ones(N))), Duplicated(be.asarray(x), dx),
                   Const(be.asarray(seeded_states(N, 5))), 9, mode="reverse")     # init overwrites the states
     np.testing.assert_allclose(be.to_host(dx), 2 * x * u, rtol=1e-12)
+
+
+def test_draw_arguments_by_keyword(kernel, engine, launching_backend):
+    be = launching_backend
+    k = kernel("""
+    @cuda.jit
+    def k(out, x, states):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = x[i] * xoroshiro128p_uniform_float64(index=i, states=states)
+    """)
+    x = np.linspace(0.5, 1.5, N)
+    out, dx = be.asarray(np.zeros(N)), be.asarray(np.zeros(N))
+    engine.launch(k, CONFIG, Duplicated(out, be.asarray(np.ones(N))), Duplicated(be.asarray(x), dx),
+                  Const(be.asarray(seeded_states(N, 6))), mode="reverse")
+    np.testing.assert_allclose(be.to_host(dx), be.to_host(out) / x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, match", [
+    ("xoroshiro128p_uniform_float64(states, i, 3)", r"takes 2 arguments, got 3"),
+    ("xoroshiro128p_uniform_float64(states, idx=i)", r"unexpected or repeated argument idx"),
+    ("xoroshiro128p_uniform_float64(states)", r"is missing index"),
+    ("xoroshiro128p_uniform_float64(grid_states, i)", r"takes a 1-d array of generator states"),
+])
+def test_malformed_draws_are_refused_naming_the_line(kernel, engine, launching_backend, call, match):
+    be = launching_backend
+    k = kernel(f"""
+    @cuda.jit
+    def k(out, x, states, grid_states):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = x[i] * {call}
+    """)
+    with pytest.raises(UnsupportedError, match=rf":{line_of(k, 'xoroshiro')}: .*{match}"):
+        engine.launch(k, CONFIG, Duplicated(be.asarray(np.zeros(N)), be.asarray(np.ones(N))),
+                      Duplicated(be.asarray(np.ones(N)), be.asarray(np.zeros(N))), Const(be.asarray(seeded_states(N, 0))),
+                      Const(be.asarray(seeded_states(N, 0).reshape(4, 4))), mode="reverse")
