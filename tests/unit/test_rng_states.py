@@ -60,7 +60,7 @@ def test_bad_rng_states_are_load_errors_naming_the_key(tmp_path, args, message):
         _load(tmp_path, args)
 
 
-@pytest.mark.parametrize("count, seed, subsequence_start", [(1, 0, 0), (5, 1, 0), (4, 2**64 - 1, 2)])
+@pytest.mark.parametrize("count, seed, subsequence_start", [(1, 0, 0), (5, 1, 0), (37, 9, 3), (4, 2**64 - 1, 2)])
 def test_host_states_equal_numbas(backend, count, seed, subsequence_start):
     """The states the harness builds with numpy are the ones numba's own initialisation builds
     (create_xoroshiro128p_states runs init_xoroshiro128p_states_cpu on the host, then uploads)."""
