@@ -277,3 +277,33 @@ def test_malformed_draws_are_refused_naming_the_line(kernel, engine, launching_b
         engine.launch(k, CONFIG, Duplicated(be.asarray(np.zeros(N)), be.asarray(np.ones(N))),
                       Duplicated(be.asarray(np.ones(N)), be.asarray(np.zeros(N))), Const(be.asarray(seeded_states(N, 0))),
                       Const(be.asarray(seeded_states(N, 0).reshape(4, 4))), mode="reverse")
+
+
+def test_draws_spelled_through_the_cuda_and_numba_modules(kernel, engine, launching_backend):
+    be = launching_backend
+    k = kernel("""
+    import numba
+
+    @cuda.jit
+    def k(out, x, states):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = x[i] * cuda.random.xoroshiro128p_uniform_float64(states, i) \\
+                + numba.cuda.random.xoroshiro128p_normal_float64(states, i)
+    """)
+    x = np.linspace(0.5, 1.5, N)
+    dx = be.asarray(np.zeros(N))
+    result = engine.launch(k, CONFIG, Duplicated(be.asarray(np.zeros(N)), be.asarray(np.ones(N))),
+                           Duplicated(be.asarray(x), dx), Const(be.asarray(seeded_states(N, 8))), mode="reverse")
+    source = open(result.plan.source_path).read()
+    assert "from numba.cuda.random import xoroshiro128p_normal_float64, xoroshiro128p_uniform_float64" in source
+    probe = be.asarray(np.zeros(N))           # the uniform draws alone: x = 1 in a primal launch of a twin
+    twin = kernel("""
+    @cuda.jit
+    def k(out, states):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = xoroshiro128p_uniform_float64(states, i)
+    """)
+    engine.launch(twin, CONFIG, probe, be.asarray(seeded_states(N, 8)))
+    np.testing.assert_allclose(be.to_host(dx), be.to_host(probe), rtol=1e-12)

@@ -23,12 +23,12 @@ def resolve_call(st: LoweringState, node):
         if d is None:
             return None
         kind, parts, mod = d
+        if kind == "cuda":
+            drawn = random_function(_attribute_object(st, f))   # `cuda.random.xoroshiro128p_uniform_float32(...)`
+            return ("random", drawn) if drawn else ("cuda", "cuda." + ".".join(parts))
         obj = mod
         for p in parts:
             obj = getattr(obj, p, None)
-        if kind == "cuda":
-            drawn = random_function(obj)          # `cuda.random.xoroshiro128p_uniform_float32(...)`
-            return ("random", drawn) if drawn else ("cuda", "cuda." + ".".join(parts))
     elif isinstance(f, ast.Name):
         if f.id in st.env or f.id in st.arrays:
             return None
@@ -63,6 +63,23 @@ def resolve_call(st: LoweringState, node):
         return "device", python_function(obj)
     except TypeError:
         return None
+
+
+def _attribute_object(st: LoweringState, node):
+    """The object a dotted name (`numba.cuda.random.f`) names in the kernel's module, or None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in st.env:
+        return None
+    try:
+        obj = resolve_global(st.src, node.id)
+    except KeyError:
+        return None
+    for p in reversed(parts):
+        obj = getattr(obj, p, None)
+    return obj
 
 
 def dotted(st: LoweringState, node):
