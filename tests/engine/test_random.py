@@ -307,3 +307,48 @@ def test_draws_spelled_through_the_cuda_and_numba_modules(kernel, engine, launch
     """)
     engine.launch(twin, CONFIG, probe, be.asarray(seeded_states(N, 8)))
     np.testing.assert_allclose(be.to_host(dx), be.to_host(probe), rtol=1e-12)
+
+
+@pytest.mark.parametrize("source", [
+    # a loop counter: every thread of the block draws states[0], states[1], ... in step
+    """
+    @cuda.jit
+    def k(out, x, states):
+        i = cuda.grid(1)
+        v = x[i]
+        for s in range(3):
+            v = v * xoroshiro128p_uniform_float64(states, s)
+        out[i] = v
+    """,
+    # the block's index: one state per block, drawn by all of its threads
+    """
+    @cuda.jit
+    def k(out, x, states):
+        i = cuda.grid(1)
+        out[i] = x[i] * xoroshiro128p_uniform_float64(states, cuda.blockIdx.x)
+    """,
+])
+def test_a_state_shared_by_a_blocks_threads_is_refused(kernel, engine, launching_backend, source):
+    be = launching_backend
+    k = kernel(source)
+    with pytest.raises(UnsupportedError, match=rf":{line_of(k, 'xoroshiro')}: every thread (of a block )?draws from "
+                                               r"the same generator state"):
+        engine.launch(k, CONFIG, Duplicated(be.asarray(np.zeros(N)), be.asarray(np.ones(N))),
+                      Duplicated(be.asarray(np.ones(N)), be.asarray(np.zeros(N))),
+                      Const(be.asarray(seeded_states(N, 0))), mode="forward")
+
+
+def test_one_thread_per_block_drawing_the_blocks_state_is_accepted(kernel, engine, launching_backend):
+    be = launching_backend
+    k = kernel("""
+    @cuda.jit
+    def k(out, x, states):
+        b = cuda.blockIdx.x
+        if cuda.threadIdx.x == 0:
+            out[b] = x[b] * xoroshiro128p_uniform_float64(states, b)
+    """)
+    out, dx = be.asarray(np.zeros(N)), be.asarray(np.zeros(N))
+    engine.launch(k, CONFIG, Duplicated(out, be.asarray(np.ones(N))), Duplicated(be.asarray(np.ones(N)), dx),
+                  Const(be.asarray(seeded_states(N, 3))), mode="reverse")
+    blocks = CONFIG.grid[0]
+    assert np.all(be.to_host(dx)[:blocks] == be.to_host(out)[:blocks]) and np.all(be.to_host(out)[:blocks] > 0)
