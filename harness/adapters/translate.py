@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.engine.rules.ops import OPS
+from harness.engine.rules.rng import random_function
 from harness.core.errors import UnsupportedError
 from harness.adapters.limits import MISSING_MATH, refusal
 
@@ -833,6 +834,8 @@ class _Scope:
         if path is not None:
             return self._cuda_call(node, path, statement)
         obj = src.resolve(node.func)
+        if random_function(obj):                # not xoroshiro128p: the adapters' own refusal (rng_refusal.py)
+            raise src.lacks(node, "rng", t.system, f"{random_function(obj)}(...) draws from numba's generator")
         if obj in MATH_FUNCTIONS:
             name = MATH_FUNCTIONS[obj]
             args = [self._expr(a) for a in node.args]

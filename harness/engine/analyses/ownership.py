@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core.errors import UnsupportedError
-from harness.engine.ir.ssa import Assign, Atomic, If, KernelIR, Lit, Load, Loop, Prim, Special, Store, file_of, walk
+from harness.engine.analyses.barriers import thread_dependent_values
+from harness.engine.ir.ssa import Assign, Atomic, Draw, If, KernelIR, Lit, Load, Loop, Prim, Special, Store, file_of, walk
 
 _GLOBAL = {"grid.0": "gx", "grid.1": "gy", "grid.2": "gz"}
 _THREAD = {"tid.x": "tx", "tid.y": "ty", "tid.z": "tz", "bid.x": "bx", "bid.y": "by", "bid.z": "bz"}
@@ -305,3 +306,57 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
                     f"'{a}' is written ({at}) and read (line {s.line}) at indices that other "
                     "threads may share: a cross-thread write-after-read the reverse sweep cannot replay",
                     file=file_of(ir, s), line=s.line)
+
+
+def check_shared_generator_states(ir: KernelIR, launch: LaunchShape) -> None:
+    """Refuse a random draw (ir.ssa.Draw) at a state index that is the same for every thread, with
+    no guard that leaves one thread drawing: all threads then advance one generator state at once,
+    a race whose numbers depend on the order in which threads arrive, so no launch draws what
+    another did (numba's documentation asks for one state per thread)."""
+    if not launch.dims:
+        return
+    forms = affine_forms(ir)
+
+    def check(s, pins):
+        if not isinstance(s, Draw) or pins:
+            return
+        index = [_form_of(a, forms) for a in s.index]
+        if all(f is not None and not any(part in THREAD_SYMBOLS for k in f for part in k.split("*"))
+               for f in index):
+            raise UnsupportedError(
+                f"every thread draws from the same generator state '{s.array}[{', '.join(map(str, s.index))}]': "
+                "the threads race to advance it, so the numbers each one gets depend on the order in which "
+                "they arrive; give each thread its own state (e.g. states[cuda.grid(1)])",
+                file=file_of(ir, s), line=s.line)
+
+    visit_guarded(ir, forms, check, ir.entry_pins)
+    # only in a kernel: a function that autodiff differentiates on the device gets arguments that
+    # may differ per thread, which thread_dependent_values takes for uniform ones
+    if launch.block_dims and not ir.entry_pins and ir.param_forms is None:
+        _refuse_block_uniform_draws(ir)
+
+
+def _refuse_block_uniform_draws(ir: KernelIR) -> None:
+    """A draw at an index that every thread of a block computes alike (blockIdx, a loop counter of
+    a uniform loop, a scalar argument: barriers.thread_dependent_values), reached by every thread
+    of the block (no thread-dependent condition or trip count around it): the block's threads race
+    to advance one state."""
+    varying = thread_dependent_values(ir)
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Draw) and not any(isinstance(a, str) and a in varying for a in s.index):
+                raise UnsupportedError(
+                    f"every thread of a block draws from the same generator state '{s.array}[{', '.join(map(str, s.index))}]' "
+                    "(its index is the same in all of them): the threads race to advance it, so the numbers each one "
+                    "gets depend on the order in which they arrive; give each thread its own state "
+                    "(e.g. states[cuda.grid(1)])", file=file_of(ir, s), line=s.line)
+            if isinstance(s, If) and not (isinstance(s.cond, str) and s.cond in varying):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, Loop) and not any(isinstance(a, str) and a in varying
+                                                 for a in (s.start, s.stop, s.cond)):
+                visit(s.header)
+                visit(s.body)
+
+    visit(ir.body)

@@ -11,6 +11,7 @@ from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, Param, Prim, S
 from harness.engine.frontend.lower_dispatch import expression, lowers
 from harness.engine.frontend.lower_exprs import element
 from harness.engine.frontend.lower_inline import autodiff_call, device_call
+from harness.engine.frontend.lower_random import is_random_call, random_call
 from harness.engine.frontend.lower_resolve import dotted, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.frontend.numba_limits import numba_refusal
@@ -20,7 +21,7 @@ from harness.engine.rules.table import arity_problem
 @lowers(ast.Call)
 def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
     """Lower a call; returns one atom, or with as_list the list of its result atoms."""
-    if node.keywords:
+    if node.keywords and not is_random_call(st, node):     # numba.cuda.random's take them (lower_random.py)
         raise st.err(node, "keyword arguments are not supported in kernel calls")
     f = node.func
     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) \
@@ -49,6 +50,8 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
         return targets[0]
     if kind == "cuda":
         return cuda_call(st, what, node, out)
+    if kind == "random":
+        return random_call(st, what, node, out)
     if kind != "rule":
         raise st.err(node, f"`{ast.unparse(node.func)}` is not supported here")
     name = what

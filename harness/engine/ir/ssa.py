@@ -145,6 +145,15 @@ class Atomic:
     line: int
 
 
+@dataclass
+class Draw(Atomic):
+    """target = op(array, index[0]): a draw of numba's random number generator (rules/rng.py), op
+    one of its draw functions. Like an atomic it reads and writes array[index] (the generator's
+    state, which it advances) and returns a value that no replay can recompute, so every analysis
+    and emitter that knows atomics treats it as one; the value is never differentiated. `value`
+    is unused (Lit(0))."""
+
+
 Stmt = Union[Assign, Store, If, Nested, Loop, Alloc, Barrier, Atomic]
 
 

@@ -27,6 +27,7 @@ from harness.engine.frontend.source import parse_kernel, python_function
 from harness.engine.guard import internal_errors_refused, numba_refusals_named
 from harness.engine.analyses.activity import extremum_arrays
 from harness.engine.rules.libm import primal_needs_engine
+from harness.engine.rules.rng import numpy_dtype
 from harness.engine.ir.ssa import Loop, Param, file_of, walk
 from harness.engine.runtime.jobs import CompilerJob
 from harness.engine.options import EngineOptions
@@ -162,7 +163,7 @@ class CachedLaunch(BoundLaunch):
 def numba_type(info: ArgInfo, layout: str | None = None):
     from numba import types
     from numba.np.numpy_support import from_dtype
-    scalar = from_dtype(np.dtype(info.dtype))
+    scalar = from_dtype(numpy_dtype(info.dtype))      # a record's dtype goes by a name (rules/rng.py)
     if info.kind == "array":
         return types.Array(scalar, info.ndim, layout or info.layout)
     return scalar
