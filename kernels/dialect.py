@@ -97,6 +97,18 @@ def shared_in_if(out, x):
 
 
 @cuda.jit
+def shared_in_runtime_if(out, x):
+    """The same under a condition numba cannot decide before the launch (uniform across the block)."""
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    if x.shape[0] > 1:
+        sm = cuda.shared.array(TPB, float32)
+        sm[t] = x[i]
+    cuda.syncthreads()
+    out[i] = sm[(t + 1) % TPB] * x[i]
+
+
+@cuda.jit
 def cube_roots(out, x):
     """math.cbrt, which numba.cuda cannot compile itself: the engine calls libdevice's."""
     i = cuda.grid(1)

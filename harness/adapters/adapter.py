@@ -19,6 +19,7 @@ from harness.core.errors import UnsupportedError
 from harness.adapters.base import AdapterPlan, AdapterResult
 from harness.adapters.isolation import planted_fault
 from harness.adapters.native import native_function, system_of as native_system
+from harness.adapters.rng_refusal import refuse_generator_states
 from harness.adapters.translate import BOOL, F32, F64, INT, Arr, LaunchInfo, Param, Translator, dtype_code, python_function
 
 MODES = ("primal", "forward", "reverse")
@@ -97,6 +98,7 @@ class Adapter:
         planted_fault(fn.__name__)                      # tests of fault isolation only (isolation.py)
         params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         infos = classify(self.backend, params, tuple(args), mode)
+        refuse_generator_states(kernel, infos, self.system)
         unpacked = [Arg(i, self.backend) for i in infos]
         self._refuse(unpacked, mode)
         launch = _launch_info(config)

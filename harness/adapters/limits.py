@@ -18,6 +18,8 @@ WARP_FUNCTIONS = "https://nvidia.github.io/warp/language_reference/builtins.html
 TAICHI_AD = "https://docs.taichi-lang.org/docs/differentiable_programming"
 TAICHI_PERF = "https://docs.taichi-lang.org/docs/performance"
 TAICHI_MATH = "https://docs.taichi-lang.org/api/taichi/math/"
+WARP_RANDOM = "https://nvidia.github.io/warp/language_reference/builtins.html#random"
+TAICHI_RANDOM = "https://docs.taichi-lang.org/api/taichi/#taichi.random"
 
 
 # The math functions of numba.cuda each system has no built-in for and the ports cannot spell from
@@ -85,6 +87,14 @@ LIMITS: dict[str, Limit] = {
     "return_in_loop": Limit("a return inside a loop of the kernel or of a device function", None,
                             "no early exit from the parallel loop; a Taichi function returns once, at its end",
                             "", TAICHI_AD),
+    "rng": Limit("numba's random number generator (`numba.cuda.random`: xoroshiro128p states and draws)",
+                 "Warp's random numbers (wp.rand_init, wp.randf) come from its own PCG generator with a 32-bit "
+                 "state: a translation cannot draw the numbers numba's xoroshiro128p states give, and precomputing "
+                 "them on the host would not be the kernel as written",
+                 "ti.random() draws from Taichi's own runtime generator, seeded once per program "
+                 "(ti.init(random_seed=...)), with no per-thread xoroshiro128p state: a translation cannot draw "
+                 "the numbers numba's states give",
+                 WARP_RANDOM, TAICHI_RANDOM),
 }
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from harness.engine.rules.custom import rule_for
 from harness.engine.rules.ops import OPS
+from harness.engine.rules.rng import random_function
 from harness.core.errors import UnsupportedError
 from harness.adapters.limits import MISSING_MATH, refusal
 
@@ -1176,6 +1177,8 @@ class _Scope:
                                    f"(line {self.block_defined[node.func.id]}): which body a call after it runs "
                                    "depends on the path taken")
         obj = src.resolve(node.func)
+        if random_function(obj):                # not xoroshiro128p: the adapters' own refusal (rng_refusal.py)
+            raise src.lacks(node, "rng", t.system, f"{random_function(obj)}(...) draws from numba's generator")
         if obj in MATH_FUNCTIONS:
             name = MATH_FUNCTIONS[obj]
             args = [self._expr(a) for a in node.args]

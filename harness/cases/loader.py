@@ -38,10 +38,11 @@ from harness.cases.limits import MAX_ELEMENTS, MAX_KERNEL_FILE_BYTES, EventWalk,
 from harness.cases.values import check_document, dtype_problem
 from harness.cases.expand import RECAST_DTYPES
 from harness.core.errors import CaseError
+from harness.core.rng_states import STATE_DTYPE_NAME
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
                            LaunchSpec, LaunchStep, LoopStep, ProgramSpec)
 
-ARG_KINDS = ("array", "scalar", "type", "function")
+ARG_KINDS = ("array", "scalar", "type", "function", "rng_states")
 DIFFERENTIABLE_ARRAY_ACTIVITIES = ("duplicated", "duplicated_no_need", "batch_duplicated")
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint32", "uint64")
 
@@ -561,6 +562,8 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
     path = ("args", name)
     if "alias" in raw:                                      # the buffer of another array argument
         return _build_alias_arg(ctx, name, raw)
+    if "rng_states" in raw:                                 # an array of generator states
+        return _build_rng_states_arg(ctx, name, raw)
     kind = next(k for k in ARG_KINDS if k in raw)          # the schema allows exactly one
     activity = raw.get("activity", "const")
     width = raw.get("width")
@@ -624,6 +627,25 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
 
     return ArgSpec(name=name, kind=kind, activity=activity, array=array, value=value, dtype=dtype,
                    width=width, shadow=shadow, line=_line_of(ctx.document, path))
+
+
+def _build_rng_states_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
+    """`{rng_states: {count, seed, subsequence_start}}`: a const array of `count` states of numba's
+    generator (record dtype STATE_DTYPE_NAME), built by harness.cases.inputs as
+    numba.cuda.random.create_xoroshiro128p_states builds it."""
+    path = ("args", name)
+    for key in ("shadow", "width"):
+        if key in raw:
+            ctx.fail(f"rng_states takes only 'rng_states' and 'activity' (got '{key}')", path + (key,))
+    activity = raw.get("activity", "const")
+    if activity != "const":
+        ctx.fail(f"rng_states are always const: the numbers drawn from them are constants, with no "
+                 f"derivative (got activity '{activity}')", path + ("activity",))
+    spec = raw["rng_states"]
+    init = {"rng_states": {"seed": spec.get("seed", 0), "subsequence_start": spec.get("subsequence_start", 0)}}
+    return ArgSpec(name=name, kind="array", activity="const",
+                   array=ArraySpec(shape=(spec["count"],), dtype=STATE_DTYPE_NAME, init=init),
+                   line=_line_of(ctx.document, path))
 
 
 def _allowed_type(ctx: _Context, name: str, path: KeyPath) -> str:

@@ -154,6 +154,41 @@ def test_shared_array_declared_in_an_if_moves_to_the_top(kernel):
     assert isinstance(body[0], Alloc) and body[0].array.kind == "shared"
 
 
+def test_branches_on_constant_conditions_become_the_side_numba_keeps(kernel):
+    k = kernel("""
+        DEBUG = False
+        def k(out, x):
+            i = cuda.grid(1)
+            t = 1.04
+            if TPB > 16 and not DEBUG:
+                v = x[i] * x[i]
+            else:
+                v = math.sin(x[i])
+            if t > 0.46:
+                v = v + 1.0
+            w = 2.0 if DEBUG else 3.0
+            out[i] = v * w
+        """)
+    text = normal(k)
+    assert "if" not in text and "sin" not in text
+    assert "v = x[i] * x[i]" in text and "v = v + 1.0" in text and "w = 3.0" in text
+
+
+def test_names_bound_twice_or_per_thread_do_not_fold(kernel):
+    k = kernel("""
+        def k(out, x):
+            i = cuda.grid(1)
+            t = 1.04
+            if i > 3:
+                t = 0.1
+            if t > 0.46:
+                out[i] = x[i]
+            if i > 0:
+                out[i] = 2.0 * x[i]
+        """)
+    assert normal(k).count("if ") == 3
+
+
 # ----------------------------------------------------------------------------- the lowering
 
 def test_tuple_unpacking_into_elements_nested_targets_and_swaps(kernel):
@@ -321,6 +356,19 @@ def test_constructs_numba_refuses_say_so(kernel, construct, words):
             out[0] = x[0]
         """)
     with pytest.raises(UnsupportedError, match=rf":10: {words} cannot be compiled by numba\.cuda itself"):
+        lower(k)
+
+
+@pytest.mark.parametrize("dtype, words", [("float128x", r"the array dtype `float128x` is not defined"),
+                                          ("'floatx'", r"unknown dtype 'floatx'")])
+def test_an_undefined_or_unknown_shared_dtype_is_refused_at_its_line(kernel, dtype, words):
+    k = kernel(f"""
+        def k(out, x):
+            sm = cuda.shared.array(32, {dtype})
+            sm[0] = x[0]
+            out[0] = sm[0]
+        """)
+    with pytest.raises(UnsupportedError, match=rf":9: {words}"):
         lower(k)
 
 

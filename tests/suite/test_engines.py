@@ -231,6 +231,24 @@ def test_warp_refuses_forward_mode_and_active_scalars():
                 Active(np.float64(2.0)), Duplicated(x, dx), mode="reverse")
 
 
+@pytest.mark.parametrize("engine, system", [("warp", "Warp"), ("taichi", "Taichi")])
+def test_adapters_refuse_numbas_random_numbers_naming_the_draw(engine, system):
+    """Neither system has xoroshiro128p states: the refusal names the draw inside the device
+    function (kernels/rng.py) and says why, before any argument is unpacked."""
+    pytest.importorskip(engine)
+    from harness.core.activity import Const, Duplicated
+    from harness.core.rng_states import seeded_states
+    from harness.engine.runtime.launch import LaunchConfig
+    line = next(n for n, text in enumerate((ROOT / "kernels/rng.py").read_text().splitlines(), 1)
+                if "return v + 0.01 * xoroshiro128p_normal_float32(states, i)" in text)
+    x = np.ones(8, np.float32)
+    with pytest.raises(UnsupportedError, match=rf"rng.py:{line}: xoroshiro128p_normal_float32\(...\) draws from "
+                                               rf"numba's generator: {system}: .*(PCG|ti.random)"):
+        _launch(engine, "kernels/rng.py:jitter_then_square", LaunchConfig.threads(8, 8),
+                Duplicated(np.zeros(8, np.float32), np.ones(8, np.float32)), Duplicated(x, np.zeros(8, np.float32)),
+                Const(seeded_states(8, 1)), 8, mode="reverse")
+
+
 def test_taichi_functions_return_once_and_warp_int64_atomics_take_int64(tmp_path):
     """Taichi refuses a return inside a non-static if (helper-early-return was a TaichiSyntaxError);
     Warp refuses an int32 value for an int64 array's atomic (atomic-ticket-loop was a parse error)."""
