@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from harness.engine.frontend import views
 from harness.engine.frontend.source import resolve_global
 from harness.engine.ir.ssa import Lit, Load, Prim, Special
 from harness.engine.frontend.lower_branches import if_stmt
@@ -79,6 +80,9 @@ def conditional(st: LoweringState, node, out):
 
 @lowers(ast.Subscript)
 def subscript_value(st: LoweringState, node, out):
+    length = windowed_shape(st, node, out)
+    if length is not None:
+        return length
     shape = shape_ref(st, node)
     if shape is not None:
         return st.emit_assign(out, st.temp(), Special(shape))
@@ -139,10 +143,14 @@ def subscript(st: LoweringState, node, out):
 
 
 def element(st: LoweringState, name: str, index_node, node, out):
-    """(kernel array, full index) of `name[index]`; a view's fixed leading indices come first."""
+    """(kernel array, full index) of `name[index]`; a view's fixed leading indices come first,
+    and a window's indices are moved to the array's (views.py)."""
     p = st.params[st.arrays[name]]
-    prefix = st.views.get(name, ())
-    return p.name, prefix + index_atoms(st, p, index_node, node, out, fixed=len(prefix))
+    entries = st.views.get(name, ())
+    atoms = index_atoms(st, p, index_node, node, out, fixed=views.fixed_count(entries))
+    if views.has_windows(entries):
+        return p.name, views.array_index(st, entries, atoms, out)
+    return p.name, entries + atoms
 
 
 def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> tuple:
@@ -166,31 +174,98 @@ def is_view(st: LoweringState, node) -> bool:
     if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
         return False
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    remaining = st.params[st.arrays[node.value.id]].ndim - len(st.views.get(node.value.id, ()))
+    remaining = st.params[st.arrays[node.value.id]].ndim - views.fixed_count(st.views.get(node.value.id, ()))
     return any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining
 
 
 def view(st: LoweringState, node, out):
-    """(kernel array, fixed leading index atoms) of a row view such as `a[i, :]` or `a[i]` of a
-    2-d array, or None when `node` is not one. Only whole trailing dimensions may be sliced."""
+    """(kernel array, view entries) of a view such as `a[i, :]`, `a[i]` of a 2-d array, `a[:, j]` or
+    the window `a[i - 1:i + 2, j - 1:j + 2]` (views.py), or None when `node` is an element."""
     if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
         return None
     name = node.value.id
-    p, prefix = st.params[st.arrays[name]], st.views.get(name, ())
+    p, entries = st.params[st.arrays[name]], st.views.get(name, ())
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     fixed = [e for e in elts if not isinstance(e, ast.Slice)]
-    if len(fixed) == len(elts) and len(elts) >= p.ndim - len(prefix):
+    rank = p.ndim - views.fixed_count(entries)
+    if len(fixed) == len(elts) and len(elts) >= rank:
         return None                                        # an element, not a view
-    for k, e in enumerate(elts):
-        if isinstance(e, ast.Slice):
-            if e.lower or e.upper or e.step or any(not isinstance(x, ast.Slice) for x in elts[k:]):
-                raise st.err(node, f"`{ast.unparse(node)}`: only whole trailing dimensions may be sliced "
-                             "(`a[i, :]`); pass the array and an offset instead")
-    if len(elts) > p.ndim - len(prefix):
+    if len(elts) > rank:
         raise st.err(node, f"`{ast.unparse(node)}` has more indices than '{name}' has dimensions")
-    atoms = index_atoms(st, type(p)(p.name, p.kind, p.dtype, len(fixed)), ast.Tuple(fixed, ast.Load()),
-                        node, out) if fixed else ()
-    return p.name, prefix + atoms
+    if not views.has_windows(entries) and _row(elts):     # fixed leading indices, whole trailing dimensions
+        atoms = index_atoms(st, type(p)(p.name, p.kind, p.dtype, len(fixed)), ast.Tuple(fixed, ast.Load()),
+                            node, out) if fixed else ()
+        return p.name, entries + atoms
+    new = list(entries) + [None] * (p.ndim - len(entries))
+    dims = [d for d, e in enumerate(new) if e is None or isinstance(e, views.Window)]
+    for e, d in zip(elts, dims):
+        w = new[d]
+        if isinstance(e, ast.Slice):
+            step = _slice_step(st, e, node)
+            if e.lower is None and e.upper is None and step == 1:
+                continue                                   # the whole dimension (of the window) stays
+            lower, upper = (_integer(st, b, p, node, out) if b is not None else None for b in (e.lower, e.upper))
+            size = w.extent if w is not None else st.emit_assign(out, st.temp(), Special(f"shape.{p.name}.{d}"))
+            new[d] = views.window(st, w, size, lower, upper, step, out)
+        else:
+            k = _integer(st, e, p, node, out)
+            new[d] = views.array_index(st, (w,), (k,), out)[0] if w is not None else k
+    while new and new[-1] is None:
+        new.pop()
+    for d, e in enumerate(new):                            # a whole dimension before a fixed one
+        if e is None:
+            new[d] = views.Window(Lit(0), st.emit_assign(out, st.temp(), Special(f"shape.{p.name}.{d}")))
+    return p.name, tuple(new)
+
+
+def _row(elts) -> bool:
+    """Whether `elts` are indices followed by whole-dimension slices only (`i, :`)."""
+    for k, e in enumerate(elts):
+        if isinstance(e, ast.Slice) and (e.lower or e.upper or e.step
+                                         or any(not isinstance(x, ast.Slice) for x in elts[k:])):
+            return False
+    return True
+
+
+def _slice_step(st: LoweringState, e: ast.Slice, node) -> int:
+    if e.step is None:
+        return 1
+    step = literal_int(st, e.step) if isinstance(e.step, ast.Constant) else None
+    if not isinstance(step, int) or step <= 0:
+        raise st.err(node, f"`{ast.unparse(node)}`: a slice's step must be a positive integer literal here "
+                     "(a run-time or negative step, which reverses the view, is not supported yet)")
+    return step
+
+
+def _integer(st: LoweringState, e, p, node, out):
+    a = expression(st, e, out)
+    if st.atom_type(a) not in ("int64", "int32", "uint32", "uint64", "int16", "int8", "bool"):
+        raise st.err(e, f"index `{ast.unparse(e)}` of '{p.name}' is not an integer")
+    return a
+
+
+def windowed_shape(st: LoweringState, node, out):
+    """`w.shape[k]` of a view with a sliced dimension (its length there), or None."""
+    v = node.value
+    if not (isinstance(v, ast.Attribute) and v.attr == "shape"):
+        return None
+    base = v.value
+    if isinstance(base, ast.Name) and base.id in st.arrays and views.has_windows(st.views.get(base.id, ())):
+        name, entries = st.arrays[base.id], st.views[base.id]
+    elif isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) and base.value.id in st.arrays \
+            and (views.has_windows(st.views.get(base.value.id, ())) or not _row(
+                base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice])):
+        found = view(st, base, out)
+        if found is None:
+            raise st.err(node, f"`{ast.unparse(base)}` is an element, not an array: it has no shape")
+        name, entries = found
+    else:
+        return None
+    p = st.params[name]
+    k = literal_int(st, node.slice)
+    if not 0 <= k < p.ndim - views.fixed_count(entries):
+        raise st.err(node, f"`{ast.unparse(node)}`: the view has no dimension {k}")
+    return views.dimension_size(st, name, p.ndim, entries, k, out)
 
 
 def shape_ref(st: LoweringState, node):
@@ -206,7 +281,7 @@ def shape_ref(st: LoweringState, node):
     if not (isinstance(base, ast.Name) and base.id in st.arrays):
         return None
     k = literal_int(st, node.slice)
-    fixed += len(st.views.get(base.id, ()))
+    fixed += views.fixed_count(st.views.get(base.id, ()))
     if not 0 <= k < st.params[st.arrays[base.id]].ndim - fixed:
         raise st.err(node, f"`{ast.unparse(node)}`: '{base.id}' has no dimension {k}")
     return f"shape.{st.arrays[base.id]}.{k + fixed}"
@@ -216,9 +291,16 @@ def shape_ref(st: LoweringState, node):
 def attribute(st: LoweringState, node, out):
     if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr in ("size", "ndim"):
         name = node.value.id
-        p, fixed = st.params[st.arrays[name]], len(st.views.get(name, ()))
+        p, entries = st.params[st.arrays[name]], st.views.get(name, ())
+        fixed = views.fixed_count(entries)
         if node.attr == "ndim":
             return Lit(p.ndim - fixed)
+        if views.has_windows(entries):                      # the product of the view's lengths
+            size = views.dimension_size(st, p.name, p.ndim, entries, 0, out)
+            for k in range(1, p.ndim - fixed):
+                size = st.emit_assign(out, st.temp(), Prim("mul", (
+                    size, views.dimension_size(st, p.name, p.ndim, entries, k, out))))
+            return size
         if not fixed:
             return st.emit_assign(out, st.temp(), Special(f"size.{p.name}"))
         if p.ndim - fixed == 1:                              # a row: its length
