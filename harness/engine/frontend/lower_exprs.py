@@ -137,16 +137,31 @@ def subscript(st: LoweringState, node, out):
         raise st.err(node, f"'{node.value.id}' was bound to an array inside a block (line "
                      f"{st.expired[node.value.id]}) and is used after that block ended: which array it "
                      "names is decided at run time there; bind it before the block, or index it inside")
-    if not isinstance(node.value, ast.Name) or node.value.id not in st.arrays:
+    base = array_view(st, node.value, out)
+    if base is None:
         raise st.err(node, f"`{ast.unparse(node)}`: only array parameters can be indexed")
-    return element(st, node.value.id, node.slice, node, out)
+    return element_of(st, *base, node.slice, node, out)
+
+
+def array_view(st: LoweringState, node, out):
+    """(array parameter, view entries) of an array-valued expression: an array's name, or a view of
+    one such as `a[i]` in `a[i][j]` (evaluated first, as numba does); None for anything else."""
+    if isinstance(node, ast.Name) and node.id in st.arrays:
+        return st.params[st.arrays[node.id]], st.views.get(node.id, ())
+    if is_view(st, node):
+        array, entries = view(st, node, out)
+        return st.params[array], entries
+    return None
 
 
 def element(st: LoweringState, name: str, index_node, node, out):
-    """(kernel array, full index) of `name[index]`; a view's fixed leading indices come first,
-    and a window's indices are moved to the array's (views.py)."""
-    p = st.params[st.arrays[name]]
-    entries = st.views.get(name, ())
+    """(kernel array, full index) of `name[index]`."""
+    return element_of(st, st.params[st.arrays[name]], st.views.get(name, ()), index_node, node, out)
+
+
+def element_of(st: LoweringState, p, entries: tuple, index_node, node, out):
+    """(kernel array, full index) of an element of array `p` seen through view `entries`; a view's
+    fixed leading indices come first, and a window's indices are moved to the array's (views.py)."""
     atoms = index_atoms(st, p, index_node, node, out, fixed=views.fixed_count(entries))
     if views.has_windows(entries):
         return p.name, views.array_index(st, entries, atoms, out)
@@ -170,28 +185,38 @@ def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> 
 
 
 def is_view(st: LoweringState, node) -> bool:
-    """Whether `node` spells a row of an array (`a[i, :]`, `a[i]` of a 2-d array), not an element."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+    """Whether `node` spells a view of an array (`a[i, :]`, `a[i]` of a 2-d array, `a[1:4]`,
+    `a[i][1:]`), not an element."""
+    if not isinstance(node, ast.Subscript):
         return False
+    remaining = _rank(st, node.value)
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    remaining = st.params[st.arrays[node.value.id]].ndim - views.fixed_count(st.views.get(node.value.id, ()))
-    return any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining
+    return remaining is not None and (any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining)
+
+
+def _rank(st: LoweringState, node) -> int | None:
+    """The number of dimensions of an array-valued expression (a name or a view), None otherwise."""
+    if isinstance(node, ast.Name) and node.id in st.arrays:
+        return st.params[st.arrays[node.id]].ndim - views.fixed_count(st.views.get(node.id, ()))
+    if is_view(st, node):
+        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return _rank(st, node.value) - sum(not isinstance(e, ast.Slice) for e in elts)
+    return None
 
 
 def view(st: LoweringState, node, out):
     """(kernel array, view entries) of a view such as `a[i, :]`, `a[i]` of a 2-d array, `a[:, j]` or
     the window `a[i - 1:i + 2, j - 1:j + 2]` (views.py), or None when `node` is an element."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+    rank = _rank(st, node.value) if isinstance(node, ast.Subscript) else None
+    if rank is None:
         return None
-    name = node.value.id
-    p, entries = st.params[st.arrays[name]], st.views.get(name, ())
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     fixed = [e for e in elts if not isinstance(e, ast.Slice)]
-    rank = p.ndim - views.fixed_count(entries)
     if len(fixed) == len(elts) and len(elts) >= rank:
         return None                                        # an element, not a view
     if len(elts) > rank:
-        raise st.err(node, f"`{ast.unparse(node)}` has more indices than '{name}' has dimensions")
+        raise st.err(node, f"`{ast.unparse(node)}` has more indices than '{ast.unparse(node.value)}' has dimensions")
+    p, entries = array_view(st, node.value, out)
     if not views.has_windows(entries) and _row(elts):     # fixed leading indices, whole trailing dimensions
         atoms = index_atoms(st, type(p)(p.name, p.kind, p.dtype, len(fixed)), ast.Tuple(fixed, ast.Load()),
                             node, out) if fixed else ()
@@ -252,9 +277,9 @@ def windowed_shape(st: LoweringState, node, out):
     base = v.value
     if isinstance(base, ast.Name) and base.id in st.arrays and views.has_windows(st.views.get(base.id, ())):
         name, entries = st.arrays[base.id], st.views[base.id]
-    elif isinstance(base, ast.Subscript) and isinstance(base.value, ast.Name) and base.value.id in st.arrays \
-            and (views.has_windows(st.views.get(base.value.id, ())) or not _row(
-                base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice])):
+    elif isinstance(base, ast.Subscript) and _rank(st, base.value) is not None and (
+            not isinstance(base.value, ast.Name) or views.has_windows(st.views.get(base.value.id, ()))
+            or not _row(base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice])):
         found = view(st, base, out)
         if found is None:
             raise st.err(node, f"`{ast.unparse(base)}` is an element, not an array: it has no shape")

@@ -71,6 +71,8 @@ def array_index(st, entries: tuple, view_index: tuple, out) -> tuple:
 def _through(st, w: Window, k, out):
     """The array index view index k of window w reads: start + wrap(k) * step."""
     k = wrap(st, k, w.extent, out)
+    if isinstance(k, Lit) and k.value == 0:
+        return w.start
     if w.step != 1:
         k = _emit(st, out, "mul", k, Lit(w.step))
     if isinstance(w.start, Lit) and w.start.value == 0:
