@@ -3,7 +3,7 @@
 at an array's ends, a column, a stepped window written through, a window of a window, and `for`
 loops over elements, rows, enumerate(...) and zip(...). The engine lowers each window as a view of
 its array (harness/engine/frontend/views.py) and each such loop as a counted one."""
-from numba import cuda
+from numba import cuda, float32
 
 
 @cuda.jit(device=True)
@@ -101,3 +101,23 @@ def chained_subscripts(out, x):
     i, j = cuda.grid(2)
     if i < x.shape[0] and 1 <= j < x.shape[1]:
         out[i][j] = x[i][j] * x[i][1:][j - 1]
+
+
+@cuda.jit(device=True)
+def _three_point(w):
+    return 0.25 * w[0] + 0.5 * w[1] + 0.25 * w[-1]
+
+
+@cuda.jit
+def shared_windows(out, x):
+    """Windows of a shared array: each thread's neighbours sm[t:t + 3] passed to a device function,
+    the tile's zero halo written by one thread."""
+    sm = cuda.shared.array(34, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    sm[t + 1] = x[i]
+    if t == 0:
+        sm[0] = 0.0
+        sm[33] = 0.0
+    cuda.syncthreads()
+    out[i] = _three_point(sm[t:t + 3])
