@@ -310,6 +310,23 @@ def test_a_slice_step_other_than_a_positive_literal_is_refused_at_its_line(kerne
         lower(k, ndim=2)
 
 
+def test_a_store_into_a_view_is_a_loop_of_element_stores_and_broadcasting_is_refused(kernel):
+    from harness.engine.ir.ssa import Loop, Store
+    k = kernel("""
+        def k(out, x):
+            out[1:3] = x[0, 2:4]
+        """)
+    body = statements(lower(k, ndim=2))
+    assert sum(isinstance(s, Loop) for s in body) == 1
+    assert [s.array for s in body if isinstance(s, Store)] == ["out"]
+    k = kernel("""
+        def k(out, x):
+            out[1:3] = x
+        """)
+    with pytest.raises(UnsupportedError, match=r"dialect_\d+\.py:9: .*storing an array of 2 dimension\(s\) into a view of 1: numba refuses it too"):
+        lower(k, ndim=2)
+
+
 def test_cbrt_calls_libdevice_and_the_primal_is_generated(kernel):
     from harness.engine.emission.codegen import Signature, function_text
     from harness.engine.rules.libm import primal_needs_engine

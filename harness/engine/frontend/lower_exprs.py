@@ -171,8 +171,9 @@ def element_of(st: LoweringState, p, entries: tuple, index_node, node, out):
 def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> tuple:
     elts = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
     if any(isinstance(e, ast.Slice) for e in elts):
-        raise st.err(node, "slices are not supported here; index single elements (a row such as "
-                     "`a[i, :]` may be passed to a device function)")
+        raise st.err(node, f"`{ast.unparse(node)}` slices an array where a number is needed: numba.cuda "
+                     "refuses arithmetic on whole arrays too; index single elements (a slice may be passed "
+                     "to a device function, bound to a name, iterated over or stored into)")
     ndim = p.ndim - fixed
     if len(elts) != ndim:
         raise st.err(node, f"'{p.name}'{' (a view of it)' if fixed else ''} has {ndim} dimension(s) but is "
@@ -189,25 +190,25 @@ def is_view(st: LoweringState, node) -> bool:
     `a[i][1:]`), not an element."""
     if not isinstance(node, ast.Subscript):
         return False
-    remaining = _rank(st, node.value)
+    remaining = array_rank(st, node.value)
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     return remaining is not None and (any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining)
 
 
-def _rank(st: LoweringState, node) -> int | None:
+def array_rank(st: LoweringState, node) -> int | None:
     """The number of dimensions of an array-valued expression (a name or a view), None otherwise."""
     if isinstance(node, ast.Name) and node.id in st.arrays:
         return st.params[st.arrays[node.id]].ndim - views.fixed_count(st.views.get(node.id, ()))
     if is_view(st, node):
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        return _rank(st, node.value) - sum(not isinstance(e, ast.Slice) for e in elts)
+        return array_rank(st, node.value) - sum(not isinstance(e, ast.Slice) for e in elts)
     return None
 
 
 def view(st: LoweringState, node, out):
     """(kernel array, view entries) of a view such as `a[i, :]`, `a[i]` of a 2-d array, `a[:, j]` or
     the window `a[i - 1:i + 2, j - 1:j + 2]` (views.py), or None when `node` is an element."""
-    rank = _rank(st, node.value) if isinstance(node, ast.Subscript) else None
+    rank = array_rank(st, node.value) if isinstance(node, ast.Subscript) else None
     if rank is None:
         return None
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -277,7 +278,7 @@ def windowed_shape(st: LoweringState, node, out):
     base = v.value
     if isinstance(base, ast.Name) and base.id in st.arrays and views.has_windows(st.views.get(base.id, ())):
         name, entries = st.arrays[base.id], st.views[base.id]
-    elif isinstance(base, ast.Subscript) and _rank(st, base.value) is not None and (
+    elif isinstance(base, ast.Subscript) and array_rank(st, base.value) is not None and (
             not isinstance(base.value, ast.Name) or views.has_windows(st.views.get(base.value.id, ()))
             or not _row(base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice])):
         found = view(st, base, out)
