@@ -463,12 +463,34 @@ def _top_level_functions(path: str, mtime_ns: int, size: int) -> dict[str, tuple
     """{name: parameter names} of every top-level `def` in a Python file (keyed by mtime so an
     edited kernel is re-read). Parsing, not importing: loading a case must run no user code."""
     tree = ast.parse(Path(path).read_bytes(), filename=path)
-    functions = {}
+    functions, factories = {}, {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            a = node.args
-            functions[node.name] = tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
+            functions[node.name] = _parameters(node)
+            made = _made_function(node)
+            if made is not None:
+                factories[node.name] = _parameters(made)
+    for node in tree.body:       # `k = make_kernel(...)`: a kernel a factory function defines and returns
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                and node.value.func.id in factories:
+            functions[node.targets[0].id] = factories[node.value.func.id]
     return functions
+
+
+def _parameters(node) -> tuple[str, ...]:
+    a = node.args
+    return tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
+
+
+def _made_function(factory):
+    """The function a factory defines in its body and returns at its end (`def make(): ... def k(...):
+    ... return k`), or None."""
+    last = factory.body[-1] if factory.body else None
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
+        return None
+    inner = [n for n in factory.body if isinstance(n, ast.FunctionDef) and n.name == last.value.id]
+    return inner[-1] if inner else None
 
 
 def _closest_file(root: Path, relative: str) -> str:

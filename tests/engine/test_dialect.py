@@ -308,16 +308,57 @@ def test_rows_of_shared_arrays_index_their_array(kernel):
     assert loads[1][0] == "sm" and loads[1][1][0] == 2 and isinstance(loads[1][1][1], str)
 
 
-def test_partial_slices_are_refused(kernel):
+def test_windows_index_their_array_from_the_window_start(kernel):
+    from harness.engine.ir.ssa import Load, Prim
     k = kernel("""
+        @cuda.jit(device=True)
+        def first(row):
+            return row[0] + row[-1]
+
+        def k(out, x):
+            out[0] = first(x[0, 1:]) + x[1][2]
+        """)
+    body = statements(lower(k, ndim=2))
+    defs = {s.target: s.expr for s in body if hasattr(s, "target") and hasattr(s, "expr")}
+    loads = [s.expr for s in body if hasattr(s, "expr") and isinstance(s.expr, Load)]
+    assert [ld.array for ld in loads] == ["x", "x", "x"]
+    assert all(getattr(ld.index[0], "value", None) == v for ld, v in zip(loads, (0, 0, 1)))
+    assert getattr(loads[2].index[1], "value", None) == 2            # x[1][2] is the element x[1, 2]
+    # the window's start is 1 clamped to the row (Python's slice rule), and row[-1] its last element
+    start = defs[loads[0].index[1]]
+    assert isinstance(start, Prim) and start.op == "min"
+    last = defs[loads[1].index[1]]
+    assert isinstance(last, Prim) and last.op == "add" and last.args[0] == loads[0].index[1]
+
+
+@pytest.mark.parametrize("window", ["x[0, ::-1]", "x[0, 1:5:0]"])
+def test_a_slice_step_other_than_a_positive_literal_is_refused_at_its_line(kernel, window):
+    k = kernel(f"""
         @cuda.jit(device=True)
         def first(row):
             return row[0]
 
         def k(out, x):
-            out[0] = first(x[0, 1:])
+            out[0] = first({window})
         """)
-    with pytest.raises(UnsupportedError, match=r"only whole trailing dimensions may be sliced"):
+    with pytest.raises(UnsupportedError, match=r"dialect_\d+\.py:13: .*a slice's step must be a positive integer literal"):
+        lower(k, ndim=2)
+
+
+def test_a_store_into_a_view_is_a_loop_of_element_stores_and_broadcasting_is_refused(kernel):
+    from harness.engine.ir.ssa import Loop, Store
+    k = kernel("""
+        def k(out, x):
+            out[1:3] = x[0, 2:4]
+        """)
+    body = statements(lower(k, ndim=2))
+    assert sum(isinstance(s, Loop) for s in body) == 1
+    assert [s.array for s in body if isinstance(s, Store)] == ["out"]
+    k = kernel("""
+        def k(out, x):
+            out[1:3] = x
+        """)
+    with pytest.raises(UnsupportedError, match=r"dialect_\d+\.py:9: .*storing an array of 2 dimension\(s\) into a view of 1: numba refuses it too"):
         lower(k, ndim=2)
 
 

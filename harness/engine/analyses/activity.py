@@ -221,7 +221,15 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
         refuse(f"it is inside the dynamic loop at line {loop.line}, so a thread may apply it once per iteration; "
                "the winner is found per thread and statement, not per iteration")
     if atomic.array in loaded or atomic.array in stored:
-        refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
+        other = next(s for s in walk(ir.body) if (isinstance(s, Assign) and isinstance(s.expr, Load)
+                                                  and s.expr.array == atomic.array)
+                     or (isinstance(s, Store) and s.array == atomic.array))
+        verb = "stores" if isinstance(other, Store) else "reads"
+        # a read may see other threads' atomics or not (a race numba allows); a store may land
+        # before or after them: either way the replay that finds the winner cannot know which
+        refuse(f"the kernel also reads or stores it ({verb} it at line {other.line}), so which value wins is not "
+               "the atomic's alone: other threads' atomics may come before or after that access, and the "
+               "derivative cannot tell which")
     draws = [s for s in walk(ir.body) if isinstance(s, Draw)]
     if draws:      # the replay passes skip writes, and a draw writes its generator state
         refuse(f"the kernel draws random numbers (line {draws[0].line}), which the replay that finds the "
