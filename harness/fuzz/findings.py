@@ -193,8 +193,8 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
         case["title"] = f"{f.engine} {f.mode}: {f.oracle} with {', '.join(signature[3]) or 'plain arithmetic'} (fuzzing)"
         case["description"] = f"Found by `harness fuzz` ({f.case.stem}, {f.run}): {f.message[:300]}"
         if f.engine != "bundled":
-            from harness.fuzz.differential import FOUND_BY_FUZZING, system_name
-            case["engines"] = {f.engine: {"expect": {"xfail": {"reason": f"{system_name(f.engine)}: {FOUND_BY_FUZZING}"}}}}
+            from harness.fuzz.differential import found_by_fuzzing
+            case["engines"] = {f.engine: {"expect": found_by_fuzzing(f.engine, f.message)}}
         case_path = out / "cases" / f"{name}.yaml"
         case_path.write_text(case_text(case))
         record = {"signature": signature, "engine": f.engine, "run": f.run, "oracle": f.oracle, "case": str(case_path),
