@@ -31,7 +31,7 @@ def lane_verdict(err: float, dtype: str, width: int) -> OracleVerdict:
     """`err`: the largest deviation of batch lane j from lane 0 times (j + 1)."""
     ok = err <= policy.repeat_rtol(dtype)
     return OracleVerdict(BATCH_LANES, "pass" if ok else "fail",
-                         f"{width} shadow lanes agree with separate directions" if ok else
+                         f"{width} shadow lanes seeded (j + 1) v come out (j + 1) times lane 0" if ok else
                          f"batch lanes disagree with lane 0 scaled (rel err {err:.3g})",
                          metrics={"max_rel_err": err, "width": width})
 
