@@ -108,7 +108,7 @@ class Known:
 
     def constructs(self) -> set:
         kernel = self.document()["kernel"].split(":")[0]
-        return set(constructs((ROOT / "cases" / kernel).read_text()))
+        return set(constructs((ROOT / kernel).read_text()))
 
     def matches(self, signature: tuple) -> bool:
         engine, mode, oracle, found = signature
@@ -118,6 +118,7 @@ class Known:
 KNOWN = [
     Known("fuzz-adapters-atomic-max-destination", "warp", "reverse", "zero"),
     Known("fuzz-adapters-atomic-max-destination", "taichi", "reverse", "zero"),
+    Known("fuzz-taichi-reverse-if-static-loop", "taichi", "reverse", "fd-reverse"),
 ]
 
 
@@ -198,3 +199,32 @@ def test_the_fuzzer_compiles_warp_modules_at_its_optimization_level(tmp_path):
     modules = [m for m, _, _ in adapter._modules.values()]
     assert modules and all(wp.get_module(m.__name__).options["optimization_level"] == WARP_OPTIMIZATION_LEVEL
                            for m in modules)
+
+
+def test_reducing_through_an_adapter_refuses_an_edit_that_indexes_past_an_array(tmp_path, launching_backend):
+    """Warp's and Taichi's CPU devices do not check bounds: a reduction through an adapter keeps a
+    candidate only if numba's own primal of it runs on the simulator (which checks them)."""
+    if launching_backend.name != "sim":
+        pytest.skip("the reducer runs on the simulator")
+    from types import SimpleNamespace
+
+    from harness.execution.runner import Runner
+    from harness.tools.reduce import Candidate, ModuleContext, Reducer
+    path = tmp_path / "kernels" / "k.py"
+    path.parent.mkdir()
+    path.write_text("from numba import cuda\n\n\ndef kernel(out, y):\n    i = cuda.grid(1)\n"
+                    "    if i < out.shape[0]:\n        out[i] = y[(i + 1) % 8]\n")
+    arr = {"array": {"shape": [8], "dtype": "float64", "init": "normal"}, "activity": "duplicated"}
+    case = {"id": "k", "kernel": "kernels/k.py:kernel", "launch": {"threads": 8, "block": 8},
+            "args": {"out": arr, "y": arr}, "modes": ["reverse"], "dtypes": ["float64"]}
+    module = ModuleContext(path, "kernel")
+    run = SimpleNamespace(engine="taichi", backend="sim", case=SimpleNamespace(id="k"))
+    reducer = Reducer(tmp_path, run, Runner(tmp_path, "sim"), module, case, log=lambda s: None)
+    try:
+        inside = Candidate(module.function, case, module.helpers())
+        assert reducer._numba_primal_runs(inside)
+        past = inside.copy()
+        past.function.body[1].body[0].value.slice = ast.parse("i + 1", mode="eval").body
+        assert not reducer._numba_primal_runs(past)
+    finally:
+        reducer.cleanup()
