@@ -70,7 +70,22 @@ def constructs(source: str, function: str = "kernel") -> list[str]:
             names.add("in-place")
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
             names.add("pow")
+    if _stored_arrays(tree) & _loaded_arrays(tree):
+        names.add("overwrite")
     return sorted(names)
+
+
+def _stored_arrays(tree: ast.AST) -> set:
+    """Arrays with an element assigned (`y[i] = ...`)."""
+    return {t.value.id for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+
+
+def _loaded_arrays(tree: ast.AST) -> set:
+    """Arrays with an element read (`... = y[i]`): with a store into the same array, the kernel
+    overwrites what it read (the adjoint must read the value from before the store)."""
+    return {node.value.id for node in ast.walk(tree) if isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)}
 
 
 @dataclass
@@ -87,7 +102,7 @@ class Finding:
 
     @property
     def oracle(self) -> str:
-        m = re.search(r"(?:: )?(zero|fd-\w+|dot|nondet|\w+-relation)\b", self.message)
+        m = re.search(r"(?:: )?(zero|fd-\w+|dot|nondet|rel-\w+|\w+-relation)\b", self.message)
         return "crash" if self.kind == "crash" else (m.group(1) if m else "fail")
 
 
