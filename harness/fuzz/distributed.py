@@ -108,17 +108,21 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
             pending = as_completed(futures)
             done = 0
             for fut in pending:
-                label = futures[fut]
+                label = futures.pop(fut)
                 try:
                     record = fut.result()
                 except Exception as exc:          # KilledWorker after its allowed deaths, or the task's error
                     record = on_death(label, exc)
-                    if isinstance(record, Retry):
-                        retry = client.submit(record.function, *record.args, key=record.key, pure=False,
-                                              resources=resources)
-                        futures[retry] = label
-                        pending.add(retry)
-                        continue
+                # Released at once: a result left on its worker is recomputed when that worker dies
+                # (Dask keeps what a client still refers to), so every seed a dead worker had run
+                # ran again.
+                fut.release()
+                if isinstance(record, Retry):
+                    retry = client.submit(record.function, *record.args, key=record.key, pure=False,
+                                          resources=resources)
+                    futures[retry] = label
+                    pending.add(retry)
+                    continue
                 on_record(label, record)
                 done += 1
                 if done % progress_every == 0:
