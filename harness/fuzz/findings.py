@@ -72,6 +72,9 @@ def constructs(source: str, function: str = "kernel") -> list[str]:
             names.add("pow")
     if _stored_arrays(tree) & _loaded_arrays(tree):
         names.add("overwrite")
+    if any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+           and ast.unparse(node.value.func).startswith("cuda.atomic.") for node in ast.walk(tree)):
+        names.add("atomic-old")               # an atomic's old value is used (a ticket)
     return sorted(names)
 
 
