@@ -39,7 +39,7 @@ def lane_verdict(err: float, dtype: str, width: int) -> OracleVerdict:
 def synthesized_lane_verdict(problem, mode: str, rng: np.random.Generator) -> OracleVerdict | None:
     """The lanes of the width-2 batched variant of a one-lane launch, seeded (v, 2 v); None where
     the launch is batched already (its own launches are judged) or has no array to batch."""
-    from harness.checks.relations import _variant
+    from harness.checks.relations import with_specs
     if mode not in ("forward", "reverse") or getattr(problem, "width", 1) > 1:
         return None
     batched = {a.spec.name: {"activity": "batch_duplicated", "width": WIDTH} for a in problem.args
@@ -48,7 +48,7 @@ def synthesized_lane_verdict(problem, mode: str, rng: np.random.Generator) -> Or
         return None
     seed = make_directions(problem, 1, rng)[0] if mode == "forward" else make_cotangent(problem, rng)
     try:
-        lanes = _variant(problem, batched).derivative(mode, seed).lanes
+        lanes = with_specs(problem, batched).derivative(mode, seed).lanes
     except HarnessError as exc:               # an engine without batches (Warp, Taichi), a refused variant
         return OracleVerdict(BATCH_LANES, "skip", f"not checked: the width-{WIDTH} batched variant is refused: "
                              f"{type(exc).__name__}: {exc}")
