@@ -160,7 +160,9 @@ class Adapter:
 
     def _module(self, kernel, args: list[Arg], launch: LaunchInfo):
         fn = python_function(kernel)
-        key = (id(fn), tuple(a.type for a in args), launch)
+        # keyed by the function itself, not id(fn): the cache keeps it alive, so a later kernel cannot
+        # get a dead one's id and be run as its translation (a fuzz worker loads thousands of kernels)
+        key = (fn, tuple(a.type for a in args), launch)
         if key not in self._modules:
             tr = Translator(self.target, kernel, [Param(a.name, a.type) for a in args], launch)
             if self.store_mask:

@@ -62,7 +62,7 @@ def _float_scalar(a: HostArg) -> bool:
     return a.spec.kind == "scalar" and _is_float(getattr(a.value, "dtype", None))
 
 
-def _variant(problem: KernelProblem, changes: dict[str, dict], kernel=None,
+def with_specs(problem: KernelProblem, changes: dict[str, dict], kernel=None,
              values: dict | None = None) -> KernelProblem:
     """The same launch with some arguments' specs changed (and, optionally, values and kernel)."""
     args = []
@@ -166,13 +166,13 @@ class _Relations:
     def reference(self) -> dict:
         """The run's own activities along (v, w): what every variant is compared with."""
         if self._ref is None:
-            self._ref = _evaluate(_variant(self.p, {}), self.mode, self.v, self.w)
+            self._ref = _evaluate(with_specs(self.p, {}), self.mode, self.v, self.w)
         return self._ref
 
     def reference2(self) -> dict:
         """The same along the second direction (v2, w2)."""
         if self._ref2 is None:
-            self._ref2 = _evaluate(_variant(self.p, {}), self.mode, self.v2, self.w2)
+            self._ref2 = _evaluate(with_specs(self.p, {}), self.mode, self.v2, self.w2)
         return self._ref2
 
     def run(self) -> list[OracleVerdict]:
@@ -208,7 +208,7 @@ class _Relations:
             else:
                 changes[a.spec.name] = {"activity": "duplicated"}
         names = ", ".join(changes)
-        variant = _variant(self.p, changes)
+        variant = with_specs(self.p, changes)
         got = _evaluate(variant, self.mode, self.v, self.w)      # the new entries get zeros
         return _verdict("rel-const", f"Const({names}) vs Duplicated({names}, zero shadow), other derivatives",
                         [compare_derivatives(self.reference(), got, self.keys)], self.tol, {"arguments": list(changes)})
@@ -220,7 +220,7 @@ class _Relations:
                    if a.spec.kind == "array" and a.spec.activity in swap}
         if not changes:
             return None
-        got = _evaluate(_variant(self.p, changes), self.mode, self.v, self.w)
+        got = _evaluate(with_specs(self.p, changes), self.mode, self.v, self.w)
         desc = ", ".join(f"{n}: {self._act(n)} -> {c['activity']}" for n, c in changes.items())
         return _verdict("rel-noneed", f"DuplicatedNoNeed vs Duplicated ({desc})",
                         [compare_derivatives(self.reference(), got, self.keys)], self.tol, {"arguments": list(changes)})
@@ -234,7 +234,7 @@ class _Relations:
         rng = self.rng
         if batched:                      # the case's own width: k distinct directions vs k launches
             width = self.p.width
-            single = _variant(self.p, {a.spec.name: {"activity": "duplicated", "width": None} for a in batched})
+            single = with_specs(self.p, {a.spec.name: {"activity": "duplicated", "width": None} for a in batched})
             lanes_v = [self.v, self.v2] + make_directions(self.p, max(0, width - 2), rng)
             lanes_w = [self.w, self.w2] + [make_cotangent(self.p, rng) for _ in range(max(0, width - 2))]
             lanes_v, lanes_w = lanes_v[:width], lanes_w[:width]
@@ -247,7 +247,7 @@ class _Relations:
             width = 2
             lanes_v, lanes_w = [self.v, self.v2], [self.w, self.w2]
             refs = [self.reference(), self.reference2()]
-            lane_problem = _variant(self.p, {a.spec.name: {"activity": "batch_duplicated", "width": 2} for a in diff})
+            lane_problem = with_specs(self.p, {a.spec.name: {"activity": "batch_duplicated", "width": 2} for a in diff})
         seeds = lanes_v if self.mode == "forward" else lanes_w
         lanes = lane_problem.derivative(self.mode, seeds[0], lane_seeds=[copy_values(s) for s in seeds]).lanes
         results = [compare_derivatives(refs[j], lanes[j], self.keys, labels=f" (lane {j})")
@@ -273,7 +273,7 @@ class _Relations:
             changes[a.spec.name] = {"kind": "array", "activity": "duplicated", "value": None, "dtype": None,
                                     "array": ArraySpec((1,), dtype)}
             values[a.spec.name] = np.array([a.value], dtype=dtype)
-        variant = _variant(self.p, changes, kernel=kernel, values=values)
+        variant = with_specs(self.p, changes, kernel=kernel, values=values)
         xp = xp_of_problem(self.p)
         if self.mode == "forward":
             v, w = {**self.v, **{n: f64(self.v[n], xp).reshape((1,)) for n in names}}, {}
@@ -390,7 +390,7 @@ def activities_verdict(problem: KernelProblem, mode: str, *, directions: int = 2
     for n, assignment in enumerate(combos):
         changes = {name: {"activity": act, "width": None} for name, act in assignment.items()}
         try:
-            variant = _variant(problem, changes)
+            variant = with_specs(problem, changes)
             if reference is None:
                 reference = problem.primal_finals()
             diff = {a.spec.name for a in variant.args if a.spec.activity != "const" and a.spec.kind == "array"}

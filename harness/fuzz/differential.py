@@ -36,6 +36,7 @@ ADAPTERS = ("warp", "taichi")
 # (2 busy cores); the adjoint Warp generates is the same code either way.
 WARP_OPTIMIZATION_LEVEL = 0
 FOUND_BY_FUZZING = "found by fuzzing; not yet reported"
+PROCESS_DIED = "EngineProcessDied"          # the error of an isolated adapter run whose process died
 
 
 def profile_for(engines) -> str:
@@ -125,9 +126,18 @@ class DifferentialFuzzer:
                               f"(grammar profile {fk.profile}). Found: {run_name}: {plain_text(message)[:400]}")
         doc["tags"] = ["fuzz", f"fuzz-{engine}"]
         if engine != "bundled":
-            doc["engines"] = {engine: {"expect": {"xfail": {"reason": f"{system_name(engine)}: {FOUND_BY_FUZZING}"}}}}
+            doc["engines"] = {engine: {"expect": found_by_fuzzing(engine, message)}}
         case.write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120))
         tally.findings.append((seed, run_name, kind, message, str(case)))
+
+
+def found_by_fuzzing(engine: str, message: str) -> dict:
+    """A saved finding's expectation for its engine: an xfail, which runs in a process of its own
+    (`crash: true`) when the finding is that engine's process dying."""
+    xfail = {"reason": f"{system_name(engine)}: {FOUND_BY_FUZZING}"}
+    if PROCESS_DIED in message:
+        xfail["crash"] = True
+    return {"xfail": xfail}
 
 
 def system_name(engine: str) -> str:

@@ -8,8 +8,12 @@ or a SLURM/PBS cluster from dask-jobqueue, docs/fuzz.md). With `--backend cuda` 
 for one `GPU` worker resource, so a worker started with `--resources GPU=1` runs one at a time.
 
 A task is one seed, so a worker that dies (a segfault in Warp or Taichi, the OOM killer) loses
-that seed's run only: Dask reschedules it on another worker up to `allowed-failures` times
-(`ALLOWED_FAILURES`), then the seed is recorded in the log as `worker_died` (never lost silently).
+that seed's run only. A fuzz seed whose task killed its worker runs once more, with every adapter
+run in a child process of its own (harness/adapters/isolation.py): the engine whose process died
+then has a crash finding of that run (saved as a case, like any finding), and the seed's other runs
+keep their verdicts. A seed that kills its worker again (the bundled engine on the simulator, the
+OOM killer), or a mutant's task after `ALLOWED_FAILURES` deaths, is recorded in the log as
+`worker_died` (never lost silently).
 Each result is written to the log by this process as it arrives, so a stopped campaign keeps what
 it ran; `--resume` skips the logged seeds (not those recorded as `worker_died`: they are retried),
 and the log of one machine resumes on another.
@@ -18,18 +22,22 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from harness.fuzz.campaign import Tally
 
-ALLOWED_FAILURES = 2        # worker deaths a seed may cause before it is recorded instead of retried
+ALLOWED_FAILURES = 2        # worker deaths a mutant's task may cause before it is recorded instead of retried
 KILL_ENV = "HARNESS_FUZZ_PLANT_KILL"    # tests: seeds (comma-separated) whose task kills its worker
 # per worker process: a pool worker keeps its fuzzer (and its compiled kernels) across the seeds it is given
 _fuzzers: dict = {}
 
 
-def seed_task(seed: int, work: str, findings: str, engines: tuple, backend: str) -> dict:
-    """Run one seed in this worker process (its fuzzer, and so its backend and engines, kept)."""
+def seed_task(seed: int, work: str, findings: str, engines: tuple, backend: str, isolated: bool = False) -> dict:
+    """Run one seed in this worker process (its fuzzer, and so its backend and engines, kept);
+    `isolated`: each adapter run in a child process (the rerun of a seed that killed a worker)."""
     if str(seed) in os.environ.get(KILL_ENV, "").split(","):
         os._exit(9)                               # a planted worker death (tests only)
     key = (work, findings, engines, backend)
@@ -40,23 +48,50 @@ def seed_task(seed: int, work: str, findings: str, engines: tuple, backend: str)
         else:
             from harness.fuzz.differential import DifferentialFuzzer
             _fuzzers[key] = DifferentialFuzzer(Path(work) / f"w{os.getpid()}", Path(findings), engines, backend)
-    return {"seed": seed, **_fuzzers[key].run_seed(seed).to_json()}
+    with _adapter_runs_isolated(isolated):
+        return {"seed": seed, **_fuzzers[key].run_seed(seed).to_json()}
+
+
+@contextmanager
+def _adapter_runs_isolated(on: bool):
+    from harness.adapters.isolation import ISOLATE_ENV
+    before = os.environ.get(ISOLATE_ENV)
+    if on:
+        os.environ[ISOLATE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if on:
+            if before is None:
+                os.environ.pop(ISOLATE_ENV, None)
+            else:
+                os.environ[ISOLATE_ENV] = before
+
+
+@dataclass
+class Retry:
+    """What `on_death` may return instead of a record: run this task in place of the dead one."""
+    key: str
+    function: Callable
+    args: tuple
 
 
 def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | None = None, gpu: bool = False,
-              client=None, say=print, what: str = "tasks", progress_every: int = 50) -> None:
+              client=None, say=print, what: str = "tasks", progress_every: int = 50,
+              allowed_failures: int = ALLOWED_FAILURES) -> None:
     """Run `tasks`, (label, key, function, args) each, as Dask tasks, one at a time per worker.
     Each result goes to `on_record(label, result)` as it arrives (in this process: the caller streams
-    it into its log); a task whose worker died ALLOWED_FAILURES times, or that raised, is recorded
-    through `on_record(label, on_death(label, exc))`, never lost. `client`: a connected Client to use
-    (and leave open); `scheduler`: an existing cluster's address; else a LocalCluster of `workers`
-    single-threaded processes. `gpu`: every task asks for one GPU worker resource."""
+    it into its log); a task whose worker died `allowed_failures` times, or that raised, goes to
+    `on_death(label, exc)`, which returns its record (then `on_record(label, record)`: never lost) or
+    a `Retry`, a task run in its place. `client`: a connected Client to use (and leave open);
+    `scheduler`: an existing cluster's address; else a LocalCluster of `workers` single-threaded
+    processes. `gpu`: every task asks for one GPU worker resource."""
     import dask
     from distributed import Client, LocalCluster, as_completed
     resources = {"GPU": 1} if gpu else None
     # worker-saturation 1.0: a worker holds only the task it runs, so a death marks that task alone (with
     # the default 1.1 a queued, innocent task was counted as suspicious too and could be recorded dead).
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES - 1,
+    with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures - 1,
                           "distributed.scheduler.worker-saturation": 1.0}):
         cluster, own = None, client is None
         if client is not None:
@@ -70,15 +105,28 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
         try:
             futures = {client.submit(fn, *args, key=key, pure=False, resources=resources): label
                        for label, key, fn, args in tasks}
-            for done, fut in enumerate(as_completed(futures), 1):
-                label = futures[fut]
+            pending = as_completed(futures)
+            done = 0
+            for fut in pending:
+                label = futures.pop(fut)
                 try:
                     record = fut.result()
-                except Exception as exc:          # KilledWorker after ALLOWED_FAILURES deaths, or the task's error
+                except Exception as exc:          # KilledWorker after its allowed deaths, or the task's error
                     record = on_death(label, exc)
+                # Released at once: a result left on its worker is recomputed when that worker dies
+                # (Dask keeps what a client still refers to), so every seed a dead worker had run
+                # ran again.
+                fut.release()
+                if isinstance(record, Retry):
+                    retry = client.submit(record.function, *record.args, key=record.key, pure=False,
+                                          resources=resources)
+                    futures[retry] = label
+                    pending.add(retry)
+                    continue
                 on_record(label, record)
+                done += 1
                 if done % progress_every == 0:
-                    say(f"  {done} of {len(futures)} {what}")
+                    say(f"  {done} of {len(tasks)} {what}")
         finally:
             if own:
                 client.close()
@@ -91,11 +139,24 @@ def worker_died(exc: BaseException) -> bool:
 
 
 def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: Path | None, *,
-                workers: int = 2, scheduler: str | None = None, say=print, client=None) -> Tally:
-    """Run `seeds` as Dask tasks; `client`: a connected Client to use (and leave open) instead."""
+                workers: int = 2, scheduler: str | None = None, say=print, client=None,
+                engines_of: dict | None = None) -> Tally:
+    """Run `seeds` as Dask tasks; `client`: a connected Client to use (and leave open) instead;
+    `engines_of`: seed -> engines for the seeds that run through other engines than `engines`.
+    A seed whose task killed its worker reruns once with its adapter runs isolated (module doc)."""
     total = Tally()
+    engines_of = engines_of or {}
+    args_of = {seed: (seed, str(work), str(findings), tuple(engines_of.get(seed, engines)), backend)
+               for seed in seeds}
+    rerun: set = set()
 
     def death(seed, exc):
+        if worker_died(exc) and seed not in rerun:
+            rerun.add(seed)
+            isolated = _has_adapter(args_of[seed][3])
+            say(f"  seed {seed} killed its worker: running it again"
+                + (" with each adapter run in a process of its own" if isolated else ""))
+            return Retry(f"harness-fuzz-seed-{seed}-again", seed_task, args_of[seed] + (isolated,))
         return {"seed": seed, "worker_died": worker_died(exc),
                 **Tally(kernels=1, findings=[(seed, "all", "worker-died", f"{type(exc).__name__}: "
                                               f"{str(exc)[:300]}", "")]).to_json()}
@@ -106,8 +167,12 @@ def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: P
                 f.write(json.dumps(rec) + "\n")
         total.merge(Tally.from_json(rec))
 
-    tasks = [(seed, f"harness-fuzz-seed-{seed}", seed_task, (seed, str(work), str(findings), tuple(engines), backend))
-             for seed in seeds]
+    tasks = [(seed, f"harness-fuzz-seed-{seed}", seed_task, args_of[seed]) for seed in seeds]
     run_tasks(tasks, record, death, workers=workers, scheduler=scheduler, gpu=backend == "cuda", client=client,
-              say=say, what="seeds")
+              say=say, what="seeds", allowed_failures=1)
     return total
+
+
+def _has_adapter(engines) -> bool:
+    from harness.fuzz.differential import ADAPTERS
+    return bool(set(engines) & set(ADAPTERS))

@@ -71,7 +71,25 @@ def constructs(source: str, function: str = "kernel") -> list[str]:
             names.add("in-place")
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
             names.add("pow")
+    if _stored_arrays(tree) & _loaded_arrays(tree):
+        names.add("overwrite")
+    if any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+           and ast.unparse(node.value.func).startswith("cuda.atomic.") for node in ast.walk(tree)):
+        names.add("atomic-old")               # an atomic's old value is used (a ticket)
     return sorted(names)
+
+
+def _stored_arrays(tree: ast.AST) -> set:
+    """Arrays with an element assigned (`y[i] = ...`)."""
+    return {t.value.id for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+
+
+def _loaded_arrays(tree: ast.AST) -> set:
+    """Arrays with an element read (`... = y[i]`): with a store into the same array, the kernel
+    overwrites what it read (the adjoint must read the value from before the store)."""
+    return {node.value.id for node in ast.walk(tree) if isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)}
 
 
 @dataclass
@@ -88,7 +106,7 @@ class Finding:
 
     @property
     def oracle(self) -> str:
-        m = re.search(r"(?:: )?(zero|fd-\w+|dot|nondet|\w+-relation)\b", self.message)
+        m = re.search(r"(?:: )?(zero|fd-\w+|dot|nondet|rel-\w+|\w+-relation)\b", self.message)
         return "crash" if self.kind == "crash" else (m.group(1) if m else "fail")
 
 
@@ -194,8 +212,8 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
         case["title"] = f"{f.engine} {f.mode}: {f.oracle} with {', '.join(signature[3]) or 'plain arithmetic'} (fuzzing)"
         case["description"] = f"Found by `harness fuzz` ({f.case.stem}, {f.run}): {plain_text(f.message)[:300]}"
         if f.engine != "bundled":
-            from harness.fuzz.differential import FOUND_BY_FUZZING, system_name
-            case["engines"] = {f.engine: {"expect": {"xfail": {"reason": f"{system_name(f.engine)}: {FOUND_BY_FUZZING}"}}}}
+            from harness.fuzz.differential import found_by_fuzzing
+            case["engines"] = {f.engine: {"expect": found_by_fuzzing(f.engine, f.message)}}
         case_path = out / "cases" / f"{name}.yaml"
         case_path.write_text(case_text(case))
         record = {"signature": signature, "engine": f.engine, "run": f.run, "oracle": f.oracle, "case": str(case_path),

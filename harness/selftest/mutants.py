@@ -447,3 +447,18 @@ def _float32_active_sum(seams):
         return original(em, target, index, value)
 
     return seams.replace(emitters={"block-sum": block_sum})
+
+
+@mutant("fold-batch-lanes",
+        "a batched reverse sweep adds every lane's adjoint into lane 0's shadow (the shadow's lane "
+        "index is dropped): one-lane launches are unchanged, a batch's lanes are folded together",
+        "seams.emitters['accumulate']",
+        # the probe's own one-lane kernel is unchanged: the bug is in its batched variant's kernel
+        probe="cases/axpy.yaml::reverse-float64", changes_source=False)
+def _fold_batch_lanes(seams):
+    original = seams.emitters["accumulate"]
+
+    def accumulate(em, array, lane, index, value):
+        return original(em, array, 0, index, value)
+
+    return seams.replace(emitters={"accumulate": accumulate})

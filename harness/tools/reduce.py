@@ -425,7 +425,7 @@ class Reducer:
         self.root, self.run, self.runner, self.module = root, run, runner, module
         self.log = log
         self.budget, self.deadline = budget, time.time() + deadline_s
-        self.tried = 0
+        self.tried = self.primal_checks = 0
         self.work = reduce_work_dir(root) / f"{run.case.id}-{int(time.time() * 1000) % 10**8}"
         self.work.mkdir(parents=True, exist_ok=True)
         self.best = Candidate(copy.deepcopy(module.function), case, module.helpers())
@@ -451,6 +451,30 @@ class Reducer:
         except (CaseError, ValueError, TypeError):
             return None
         return self.runner.execute(runs[0]) if runs else None
+
+    def _numba_primal_runs(self, candidate: Candidate) -> bool:
+        """Whether the candidate's primal runs as numba.cuda does on the simulator. Warp's and
+        Taichi's CPU devices do not check bounds, so through an adapter an edit that indexes past an
+        array (`y[(i + 1) % n]` -> `y[i + 1]`) can keep the failure while the kernel stops being one:
+        such a candidate is refused. The bundled engine's own runs check bounds already."""
+        if getattr(self.run, "engine", "bundled") == "bundled":
+            return True
+        from harness.cases import expand_runs, load_case_file
+        from harness.policy import State
+        self.primal_checks += 1
+        stem = f"p{self.primal_checks:04d}"         # a file of its own: kernels load once per path
+        kernel = self.work / f"{stem}.py"
+        kernel.write_text(self.module.source(ast.fix_missing_locations(candidate.function),
+                                             helpers=[ast.fix_missing_locations(h) for h in candidate.helpers]),
+                          encoding="utf-8")
+        data = copy.deepcopy(candidate.case)
+        data["kernel"] = f"{project_relative(kernel, self.root)}:{candidate.function.name}"
+        data["modes"] = ["primal"]
+        data.pop("engines", None)
+        case_file = self.work / f"{stem}.yaml"
+        case_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        runs = [r for case in load_case_file(case_file, self.root) for r in expand_runs(case, self.run.backend, ("bundled",))]
+        return bool(runs) and self.runner.execute(runs[0]).state != State.ERROR
 
     def start(self) -> Signature:
         outcome = self.evaluate(self.best)
@@ -491,7 +515,7 @@ class Reducer:
                 if candidate.size() >= self.best.size() or _reads_unassigned(candidate):
                     continue
                 outcome = self.evaluate(candidate)
-                if outcome is not None and Signature.of(outcome) == self.target:
+                if outcome is not None and Signature.of(outcome) == self.target and self._numba_primal_runs(candidate):
                     self.best = candidate
                     accepted += 1
                     self.log(f"  kept ({name}): {description}")

@@ -26,3 +26,33 @@ def test_a_killed_worker_seed_is_recorded_not_lost(tmp_path, monkeypatch, launch
     assert dead[0]["findings"][0][2] == "worker-died" and "KilledWorker" in dead[0]["findings"][0][3]
     assert total.kernels == 6 and total.runs == sum(r["runs"] for r in records) and total.runs >= 5
     assert logged_seeds(log) == {0, 1, 2, 4, 5}                         # --resume reruns seed 3
+
+
+def test_a_seed_that_kills_its_worker_in_an_adapter_becomes_that_engines_crash_finding(tmp_path, monkeypatch,
+                                                                                        launching_backend):
+    """An adapter that kills its process (planted: a segfault in every Taichi launch of the
+    generated kernel) takes the worker with it; the seed runs again with each adapter run in a
+    process of its own, so the bundled engine's runs keep their verdicts and Taichi's runs are crash
+    findings, saved as cases whose xfail runs them in a process of their own (crash: true)."""
+    if launching_backend.name != "sim":
+        pytest.skip("the fuzzer runs on the simulator")
+    pytest.importorskip("distributed")
+    pytest.importorskip("taichi")
+    from pathlib import Path
+
+    import yaml
+
+    from harness.adapters.isolation import PLANT_ENV
+    from harness.fuzz import distributed
+    monkeypatch.setenv(PLANT_ENV, "segfault:kernel")
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))     # the isolated children's
+    log = tmp_path / "log.jsonl"
+    total = distributed.run_on_dask([3], tmp_path / "w", tmp_path / "f", ["bundled", "taichi"], "sim", log,
+                                    workers=1, say=lambda s: None)
+    [record] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert not record.get("worker_died") and record["seed"] == 3
+    assert total.engine_runs["taichi crash"] >= 1 and total.engine_runs["bundled pass"] >= 1, total.engine_runs
+    crashes = [f for f in total.findings if f[2] == "crash"]
+    assert crashes and all("EngineProcessDied" in f[3] and "SIGSEGV" in f[3] for f in crashes), crashes
+    saved = yaml.safe_load(Path(crashes[0][4]).read_text())
+    assert saved["engines"]["taichi"]["expect"]["xfail"]["crash"] is True

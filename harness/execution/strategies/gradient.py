@@ -6,6 +6,7 @@ import numpy as np
 
 from harness import policy
 from harness.adapters.native import is_native
+from harness.checks.batch_lanes import lane_verdict
 from harness.checks.stated_values import gradient_values_verdict
 from harness.cases.inputs import HostArg
 from harness.model import ArraySpec, OracleVerdict
@@ -43,6 +44,8 @@ class Gradient:
         verdicts.append(primal_state_verdict(log.primal_state_error, problem.dtype))
         if problem.width > 1:
             verdicts.append(lane_verdict(log.lane_error, problem.dtype, problem.width))
+        else:
+            verdicts += self._synthesized_lanes(ctx, problem)
         verdicts += self._relations(ctx, problem, check, log.history)
         verdicts += self._active_sum(ctx, problem)
         verdicts += self._nondet(ctx, problem)
@@ -87,6 +90,17 @@ class Gradient:
             return []
         return [verdict]
 
+    def _synthesized_lanes(self, ctx: RunContext, problem) -> list[OracleVerdict]:
+        """A one-lane launch batched at width 2 with lanes v and 2 v: a second check, independent
+        of rel-batch, that lanes stay apart (harness/checks/batch_lanes.py)."""
+        from harness.checks.batch_lanes import synthesized_lane_verdict
+        with ctx.timed("batch_lanes_s"):
+            verdict = synthesized_lane_verdict(problem, ctx.mode, np.random.default_rng(ctx.case.seed + 5))
+        if verdict is None:
+            del ctx.outcome.timings["batch_lanes_s"]
+            return []
+        return [verdict]
+
     def _nondet(self, ctx: RunContext, problem) -> list[OracleVerdict]:
         from harness.checks.nondet import nondet_verdict
         case = ctx.case
@@ -126,12 +140,3 @@ def primal_state_verdict(err: float, dtype: str) -> OracleVerdict:
                          "derivative launches leave the primal arrays as a primal launch does" if ok else
                          f"derivative launch left primal arrays differing from a primal launch (rel err {err:.3g})",
                          metrics={"max_rel_err": err})
-
-
-def lane_verdict(err: float, dtype: str, width: int) -> OracleVerdict:
-    """`err`: the largest deviation of batch lane j from lane 0 times (j + 1)."""
-    ok = err <= policy.repeat_rtol(dtype)
-    return OracleVerdict("batch-lanes", "pass" if ok else "fail",
-                         f"{width} shadow lanes agree with separate directions" if ok else
-                         f"batch lanes disagree with lane 0 scaled (rel err {err:.3g})",
-                         metrics={"max_rel_err": err, "width": width})
