@@ -38,7 +38,6 @@ from harness.cases.limits import MAX_ELEMENTS, MAX_KERNEL_FILE_BYTES, EventWalk,
 from harness.cases.values import check_document, dtype_problem
 from harness.cases.expand import RECAST_DTYPES
 from harness.core.errors import CaseError
-from harness.core.rng_states import STATE_DTYPE_NAME
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
                            LaunchSpec, LaunchStep, LoopStep, ProgramSpec)
 
@@ -663,6 +662,7 @@ def _build_rng_states_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
     if activity != "const":
         ctx.fail(f"rng_states are always const: the numbers drawn from them are constants, with no "
                  f"derivative (got activity '{activity}')", path + ("activity",))
+    from harness.core.rng_states import STATE_DTYPE_NAME    # here: the loader imports no numpy until it must
     spec = raw["rng_states"]
     init = {"rng_states": {"seed": spec.get("seed", 0), "subsequence_start": spec.get("subsequence_start", 0)}}
     return ArgSpec(name=name, kind="array", activity="const",

@@ -272,8 +272,10 @@ def invalid_reasons(case) -> list[str]:
         if kernel is None:
             continue
         kernel_file = (ROOT / kernel.path).resolve()
+        # a kernel is a `def` or a module-level name bound to a factory's result (`k = make(...)`)
         if not kernel_file.is_relative_to(ROOT) or not kernel_file.is_file() \
-                or f"def {kernel.function}(" not in kernel_file.read_text():
+                or (f"def {kernel.function}(" not in kernel_file.read_text()
+                    and not re.search(rf"^{re.escape(kernel.function)}\s*=", kernel_file.read_text(), re.M)):
             reasons.append(f"kernel {kernel}")
     elements = 0
     for arg in case.args:

@@ -172,7 +172,7 @@ def test_alias_takes_its_targets_array_and_buffer(tmp_path):
     ("{alias: x, width: 2}", "an alias argument takes only 'alias' and 'activity'"),
     ("{alias: x, activity: active}", "activity 'active' does not apply"),
     ("{array: {shape: [4], dtype: float64}, activity: duplicated, shadow: {alias: q}}", "alias 'q' is not an argument"),
-    ("{array: {shape: [4], dtype: float64}, alias: x}", "exactly one of array, scalar, type, function, alias"),
+    ("{array: {shape: [4], dtype: float64}, alias: x}", "exactly one of array, scalar, type, function, rng_states, alias"),
 ])
 def test_alias_mistakes_are_case_errors(tmp_path, y, match):
     from harness.cases import load_case_file

@@ -286,7 +286,7 @@ ERRORS = [
      ["unknown key 'colour'", "allowed: id, title"]),
     ("unknown-arg-key", edit("float32}, activity: duplicated}", "float32}, activty: duplicated}"),
      5, "args.out.activty",
-     ["unknown key 'activty' (allowed: array, scalar, type, function, alias, activity, width, shadow)",
+     ["unknown key 'activty' (allowed: array, scalar, type, function, rng_states, alias, activity, width, shadow)",
       "did you mean 'activity'"]),
     ("bad-activity", edit("normal}, activity: duplicated", "normal}, activity: duplicatd"),
      7, "args.y.activity", ["bad value 'duplicatd'", "batch_duplicated"]),
@@ -453,7 +453,7 @@ def test_error_message_matches_documented_form(project):
         load(project, edit("normal}, activity: duplicated}", "normal}, activty: duplicated}"))
     assert str(info.value).startswith(
         "cases/c.yaml:7: key 'args.y.activty': unknown key 'activty' (allowed: array, scalar, "
-        "type, function, alias, activity, width, shadow)")
+        "type, function, rng_states, alias, activity, width, shadow)")
 
 
 def test_unreadable_file_is_a_case_error(project):
