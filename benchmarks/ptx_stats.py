@@ -69,15 +69,22 @@ def kernels(only: list[str] | None):
     from harness.backends.ptx import PtxBackend
     from harness.bench import reference
     from harness.bench.suite import by_name
-    from harness.engine.runtime.launch import Engine, LaunchConfig
+    import dataclasses
+
+    from harness.engine.runtime.launch import Engine
     from harness.cases.inputs import load_kernel
     engine = Engine(PtxBackend())
     for b in by_name(only):
         kernel = load_kernel(b.kernel, ROOT)
         values = b.values(np, N)
-        config = LaunchConfig.threads(N, b.block)
+        # the bench's own launch geometry (2-D tiles for the matrix product) and tape size: the
+        # engine's ownership decisions, hence the code, depend on the launch's shape
+        config = b.config(N)
+        tape = b.tape_size(N, engine.options.tape_size)
+        engine_for_b = engine if tape == engine.options.tape_size else \
+            Engine(PtxBackend(), dataclasses.replace(engine.options, tape_size=tape))
         for mode in ("forward", "reverse"):
-            plan, _ = engine.prepare(kernel, config, b.wrapped(values, mode), mode)
+            plan, _ = engine_for_b.prepare(kernel, config, b.wrapped(values, mode), mode)
             yield b.name, mode, "generated", plan.ptx
             for label, fnames in b.hand.get(mode, {}).items():
                 # a hand-written adjoint in several kernels (the matrix product's dA, dB and primal)
