@@ -11,16 +11,17 @@ from numba import cuda, float64
 
 ROWS = 8          # rows of the shared weight tile: blockDim.y at most
 TAPS = 4
+COLS = TAPS + 1   # the shared tile: TAPS weights and the square term's
 
 
 def row_weights(out, x, w):
     """The taps in an unrolled loop: one straight run of row-uniform reads per thread."""
-    sw = cuda.shared.array((ROWS, TAPS + 1), float64)
+    sw = cuda.shared.array((ROWS, COLS), float64)
     c, r = cuda.grid(2)
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     m, n = x.shape
-    if tx < TAPS + 1:
+    if tx < COLS:
         sw[ty, tx] = w[r, tx] if r < m else float64(0.0)
     cuda.syncthreads()
     v = x[r, c] if r < m and c < n else float64(0.0)
@@ -36,12 +37,12 @@ def row_weights(out, x, w):
 def row_weights_dynamic(out, x, w, taps):
     """The same with a trip count from a scalar argument: a dynamic loop, block-uniform, whose
     reverse sweep sums each iteration's read over the row."""
-    sw = cuda.shared.array((ROWS, TAPS + 1), float64)
+    sw = cuda.shared.array((ROWS, COLS), float64)
     c, r = cuda.grid(2)
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     m, n = x.shape
-    if tx < TAPS + 1:
+    if tx < COLS:
         sw[ty, tx] = w[r, tx] if r < m else float64(0.0)
     cuda.syncthreads()
     v = x[r, c] if r < m and c < n else float64(0.0)

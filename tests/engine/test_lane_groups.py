@@ -111,7 +111,7 @@ def test_the_row_reads_of_the_tile_kernel_are_summed_through_the_warp(backend):
     # the five reads of the row's weights: one batch of 8 (5 padded), one atomic per lane group
     assert "if _wg >= 8:" in text
     assert len(re.findall(r"cuda\.shfl_xor_sync\(_wm, _ws\d+ if _wh else ", text)) == 4 + 2 + 1
-    assert re.search(r"^\s+if _wp == 0 or _wp == 4 or _wp == 2 or _wp == 6 or _wp == 1:$", text, re.M)
+    assert re.search(r"^\s+if _wpx == 0 or _wpx == 4 or _wpx == 2 or _wpx == 6 or _wpx == 1:$", text, re.M)
     assert len(re.findall(r"cuda\.atomic\.add\(d_sw, ", text)) == 1 + 5    # the group's, the fallback's
     # no read there is the same along y only (w[r, tx] sits under `if tx < TAPS + 1`)
     assert "_yg" not in text

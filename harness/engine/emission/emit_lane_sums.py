@@ -36,8 +36,8 @@ OFFSETS = (1, 2, 4, 8, 16)
 # per axis: the group size register, the lane's position in its group, a lane offset's text, and
 # the most values reduced together
 AXES = {
-    "x": ("_wg", "_wl & (_wg - 1)", "{}", 32),
-    "y": ("_yg", "(_wl // _wbx) & (_yg - 1)", "_wbx * {}", 2),
+    "x": ("_wg", "_wpx", "{}", 32),
+    "y": ("_yg", "_wpy", "_wbx * {}", 2),
 }
 
 
@@ -51,6 +51,7 @@ def setup(em: EmitState, axes: set[str]):
     em.line("_wl = _wt % 32")
     if "x" in axes:
         em.line("_wg = _wbx if _wbx <= 32 and (_wbx & (_wbx - 1)) == 0 else (32 if _wbx % 32 == 0 else 0)")
+        em.line("_wpx = _wl & (_wg - 1)       # the lane's position in its row group")
     if "y" in axes:
         em.line("_yg = 0")
         em.line("if _wbx < 32 and (_wbx & (_wbx - 1)) == 0:")
@@ -58,6 +59,7 @@ def setup(em: EmitState, axes: set[str]):
         em.line("        _yg = min(32 // _wbx, _wby)")
         em.line("    elif _wbx * _wby % 32 == 0:")
         em.line("        _yg = 32 // _wbx")
+        em.line("_wpy = (_wl // _wbx) & (_yg - 1) if _yg else 0   # its position in its column group")
 
 
 def queue(em: EmitState, array: str, lane: int, index, value: str, axis: str):
@@ -66,11 +68,16 @@ def queue(em: EmitState, array: str, lane: int, index, value: str, axis: str):
     em.lane_sum_count += 1
     em.line(f"{reg} = {value}")
     em.lane_sum_queue.append((em.d(array, lane), tuple(index), reg, em.ftype(array), axis))
+    key = (axis, em.ftype(array))
+    if sum(1 for q in em.lane_sum_queue if (q[4], q[3]) == key) == AXES[axis][3]:
+        flush(em, key)                    # a full batch: its registers need not stay live longer
 
 
-def flush(em: EmitState):
-    """Add every queued value to its shadow element, summed over each lane group first."""
-    queued, em.lane_sum_queue = em.lane_sum_queue, []
+def flush(em: EmitState, only: tuple | None = None):
+    """Add the queued values (those of batch key `only`: (axis, type), or all) to their shadow
+    elements, summed over each lane group first."""
+    queued = [q for q in em.lane_sum_queue if only is None or (q[4], q[3]) == only]
+    em.lane_sum_queue = [q for q in em.lane_sum_queue if q not in queued]
     batches: dict[tuple, list] = {}
     for q in queued:
         batches.setdefault((q[4], q[3]), []).append(q)
@@ -102,7 +109,6 @@ def _reduce(em: EmitState, items: list, ftype: str, axis: str):
         em.line(f"if {group} > {k}:")
         em.line(f"    {total} += cuda.shfl_xor_sync(_wm, {total}, {offset.format(k)})")
     # lane p of its group holds the sum of value bitreverse(p) over the group
-    em.line(f"_wp = {position_text}")
     bits = width.bit_length() - 1
     position = {k: _bit_reverse(k, bits) for k in range(len(items))}
     arrays: dict[str, list[int]] = {}
@@ -110,10 +116,10 @@ def _reduce(em: EmitState, items: list, ftype: str, axis: str):
         arrays.setdefault(q[0], []).append(k)
     for shadow, ks in arrays.items():
         if len(ks) == width:
-            em.line(f"if _wp < {width}:")
+            em.line(f"if {position_text} < {width}:")
         else:
-            em.line("if " + " or ".join(f"_wp == {position[k]}" for k in ks) + ":")
-        index = [_select([items[k][1][d] for k in ks], [position[k] for k in ks])
+            em.line("if " + " or ".join(f"{position_text} == {position[k]}" for k in ks) + ":")
+        index = [_select([items[k][1][d] for k in ks], [position[k] for k in ks], position_text)
                  for d in range(len(items[ks[0]][1]))]
         em.line(f"    cuda.atomic.add({shadow}, {emit_parallel.atomic_index(em, index)}, {total})")
     em.depth -= 1
@@ -122,14 +128,14 @@ def _reduce(em: EmitState, items: list, ftype: str, axis: str):
         em.line(f"    cuda.atomic.add({shadow}, {emit_parallel.atomic_index(em, index)}, {reg})")
 
 
-def _select(atoms: list, positions: list[int]):
-    """One index component: the atom of the value lane position `_wp` holds."""
+def _select(atoms: list, positions: list[int], position_text: str):
+    """One index component: the atom of the value the lane at `position_text` holds."""
     texts = [index_text([a]) for a in atoms]
     if len(set(texts)) == 1:
         return atoms[0]
     chain = texts[-1]
     for text, p in zip(reversed(texts[:-1]), reversed(positions[:-1])):
-        chain = f"{text} if _wp == {p} else ({chain})"
+        chain = f"{text} if {position_text} == {p} else ({chain})"
     return f"({chain})"          # source text: index_text passes a string through
 
 
