@@ -84,3 +84,28 @@ def row_weights_guarded(out, x, w):
             acc += w[r, k] * p
             p *= v
         out[r, c] = acc
+
+
+WIDTH = 32        # columns of the shared column-weight tile: blockDim.x at most
+
+
+def column_weights(out, x, w):
+    """The transpose: each column of a block stages its column of weights and every thread of
+    the column reads the same weights (`sw[k, tx]`, as the tiled matrix product reads
+    `sb[j, tx]`): the lanes of a warp that hold several rows of a narrow block sum them."""
+    sw = cuda.shared.array((COLS, WIDTH), float64)
+    c, r = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    m, n = x.shape
+    if ty < COLS:
+        sw[ty, tx] = w[ty, c] if c < n else float64(0.0)
+    cuda.syncthreads()
+    v = x[r, c] if r < m and c < n else float64(0.0)
+    acc = sw[TAPS, tx] * v * v
+    p = v
+    for k in range(TAPS):
+        acc += sw[k, tx] * p
+        p *= v
+    if r < m and c < n:
+        out[r, c] = acc
