@@ -85,6 +85,16 @@ def reverse_phis(em: EmitState, phis, side: int):
                 em.line(f"{em.d(src, j)} += {em.d(target, j)}")
 
 
+def _lane_sum_reads(em: EmitState, device: bool) -> dict[int, str]:
+    """The reads whose adjoint lane groups sum first (lane_groups.py), less those whose adjoint is
+    no shadow update at all or goes to a uniform-index slot (emit_uniform.py) instead."""
+    found = lane_group_reads(em.ir, em.sig.owned, device)
+    loads = {id(s): s for s in walk(em.ir.body) if id(s) in found}
+    return {k: axis for k, axis in found.items()
+            if loads[k].target in em.varied and loads[k].expr.array in em.diff_arrays
+            and emit_uniform.slot_register(em, loads[k].expr.array, loads[k].expr.index, 0) is None}
+
+
 def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     """The body of a reverse kernel (or of a device function's reverse): tape declarations, the
     forward sweep, the adjoint sweep, and the Active scalars' reduction or return. Gathered
@@ -111,7 +121,7 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     reverse_replay(em, em.ir.body)
     em.line("# reverse sweep: adjoints in reverse statement order")
     adjoint_inits(em)
-    em.lane_sums = lane_group_reads(em.ir, em.sig.owned, device)
+    em.lane_sums = _lane_sum_reads(em, device)
     if em.lane_sums:
         emit_lane_sums.setup(em, set(em.lane_sums.values()))
     if not em.virtual_blocks:
