@@ -22,7 +22,7 @@ A device function's reads never qualify: its call sites may be divergent.
 """
 from __future__ import annotations
 
-from harness.engine.analyses.barriers import _loop_varies, thread_dependent_values
+from harness.engine.analyses.barriers import thread_dependent_values
 from harness.engine.ir.ssa import Assign, If, KernelIR, Lit, Load, Loop
 
 # launch indices that differ between the threads of one block row (same threadIdx.y and .z), and
@@ -55,7 +55,8 @@ def lane_group_reads(ir: KernelIR, owned, device: bool = False) -> dict[int, str
                     visit(s.body)
                     visit(s.orelse)
             elif isinstance(s, Loop):
-                if not _loop_varies(s, block_varying):
+                bounds = (s.start, s.stop) if s.kind == "for" else (s.cond,)
+                if all(uniform(a, block_varying) for a in bounds):
                     visit(s.header)
                     visit(s.body)
 
