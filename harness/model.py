@@ -21,9 +21,11 @@ FLOAT_DTYPES = ("float32", "float64")
 @dataclass(frozen=True)
 class ArraySpec:
     shape: tuple[int, ...]
-    dtype: str                      # numpy dtype name: float32, float64, int32, int64, bool, ...
+    dtype: str                      # numpy dtype name: float32, float64, int32, int64, bool, ...,
+                                    # or xoroshiro128p (an rng_states argument's record dtype)
     init: Any = "zeros"             # zeros | ones | arange | normal | {uniform: [lo, hi]} |
-                                    # {normal: [mu, sigma]} | {values: [...]}
+                                    # {normal: [mu, sigma]} | {values: [...]} |
+                                    # {rng_states: {seed, subsequence_start}}
     layout: dict | None = None      # {strides|transpose|broadcast: ...} (non-contiguous views)
 
 

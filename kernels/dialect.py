@@ -97,6 +97,18 @@ def shared_in_if(out, x):
 
 
 @cuda.jit
+def shared_in_runtime_if(out, x):
+    """The same under a condition numba cannot decide before the launch (uniform across the block)."""
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    if x.shape[0] > 1:
+        sm = cuda.shared.array(TPB, float32)
+        sm[t] = x[i]
+    cuda.syncthreads()
+    out[i] = sm[(t + 1) % TPB] * x[i]
+
+
+@cuda.jit
 def cube_roots(out, x):
     """math.cbrt, which numba.cuda cannot compile itself: the engine calls libdevice's."""
     i = cuda.grid(1)
@@ -235,3 +247,73 @@ def trailing_barrier_fill(table, w):
         for j in range(1, cols):
             table[x, j] += min(w * table[x, j - 1], table[x, j] * table[x, j])
         cuda.syncthreads()
+
+
+@cuda.jit
+def for_else(out, x, n):
+    """`for ... else`: the else block runs when the loop ends without `break`. The first loop has
+    no break (its else always runs); the second breaks at a data-independent count, so whether its
+    else runs depends on n only."""
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = 0.0
+        for k in range(n):
+            acc += 0.5 * x[(i + k) % x.size]
+        else:
+            acc *= 2.0
+        for k in range(n):
+            if k == 3:
+                break
+            acc += x[i] * x[(i + 1) % x.size]
+        else:
+            acc = acc * x[i]
+        out[i] = acc
+
+
+@cuda.jit
+def while_else(out, x, n):
+    """`while ... else` without a break: the else block runs once the condition fails."""
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = x[i]
+        k = 0
+        while k < n:
+            acc = acc * 0.5 + x[(i + k) % x.size]
+            k += 1
+        else:
+            acc = acc * x[i]
+        out[i] = acc
+
+
+@cuda.jit
+def nested_inner_functions(out, x, w, n):
+    """Inner functions calling one another, a default parameter, one defined in a loop body and
+    called there, and a scalar the kernel rebinds between calls (each call reads its value then)."""
+    scale = 2.0
+
+    def weight(k):
+        return w[k % w.size] * scale
+
+    def term(t, k, power=2):
+        return weight(k) * t ** power
+
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = term(x[i], 0)
+        scale = 0.5
+        for k in range(n):
+            def shifted(t):
+                return t + k * 0.25
+            acc += term(shifted(x[(i + k) % x.size]), k, 3)
+        out[i] = acc
+
+
+@cuda.jit
+def ping_pong_store(out, buf_0, buf_1, step):
+    """Ping-pong buffers read through one name and written through the other."""
+    i = cuda.grid(1)
+    src = buf_0 if step % 2 == 0 else buf_1
+    dst = buf_1 if step % 2 == 0 else buf_0
+    if i < out.size:
+        dst[i] = 0.5 * src[i] * src[i] + src.size
+        out[i] = 2.0 * src[i]

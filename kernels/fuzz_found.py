@@ -1,7 +1,7 @@
 """Kernels of the defects the kernel fuzzer (harness fuzz, docs/fuzz.md) found, reduced by hand."""
 import math
 
-from numba import cuda
+from numba import cuda, float64
 
 
 def atomic_add_and_min(acc, x, y, idx):
@@ -127,3 +127,71 @@ def atomic_max_fused_value_2d(acc, x, y):
     if i < x.shape[0] and j < x.shape[1]:
         p = x[i, j] * y[i, j]
         cuda.atomic.max(acc, (i + 2 * j) % 3, p + 0.25 * y[i, j] - math.sqrt(1.0 + p * p))
+
+
+@cuda.jit(device=True)
+def seed1020_helper(a, b):
+    if a > b:
+        return a * b, a
+    return math.tanh(a) + b, a * 0.5
+
+
+def constant_branch_in_grid_stride_loop(out, x, y, a, idx, n, acc, cnt):
+    """Campaign seed 1020 on the H200: `t10 = 1.04; if t10 > 0.46:` inside a grid-stride loop. numba
+    prunes a constant branch before typing; the reverse sweep recomputed the loop body with its own
+    copy of the branch, numba pruned one copy only, and a value defined on the pruned side (v9 of
+    the else) had no type: the reverse kernel failed to compile (an engine crash). The front end
+    now folds constant branches as numba does."""
+    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        acc1 = x[i] + (x[58 - i])
+        for k2 in range(2):
+            acc1 = acc1 * 0.55 + abs((y[(i + 1) % 59])) * (k2 + 1)
+        v3 = math.fabs(x[idx[i]])
+        v4 = math.radians(30.0 * x[i])
+        t5 = math.erfc(x[idx[i]])
+        if t5 >= -0.27:
+            t6 = math.sin((y[(i + 1) % 59]))
+            v4 = math.pow(1.2 + t6 * t6, math.sin((y[i] % (0.7 + acc1 * acc1))))
+        acc7 = math.log1p(a * a)
+        for k8 in range(2, n + 2, 1):
+            if k8 % 2 == 1:
+                continue
+            acc7 = acc7 * 0.66 + math.pow(1.2 + v3 * v3, 0.7)
+        v9 = math.ldexp(1.59, 2)
+        t10 = 1.04
+        if t10 > 0.46:
+            t11 = x[58 - i]
+            v9 = -(math.remainder(v3, 0.9 + t11 * t11))
+        else:
+            v9 = v9 * acc1 / (1.5 + v4 * v4)
+        t12 = -v9
+        out[i] = math.pow(1.2 + t12 * t12, 0.7) + 0.5 * x[i] + 0.24 * acc1 + 0.5 * v3 + 0.67 * v4 + 0.62 * acc7 + 0.47 * v9
+
+
+@cuda.jit(device=True)
+def seed740_helper(a, b):
+    return math.tanh(a) + b, a * 0.5
+
+
+def extremum_tie_before_barrier(out, x, y, a, idx, n, acc, cnt):
+    """Campaign seed 740 on the H200: every thread applies the same atomic min to acc[0] (a tie
+    the initial value loses), then stores into shared memory before a barrier. In the forward
+    kernel the winner (thread 0) alone stores acc's tangent in a branch; on the first launch of the
+    freshly loaded kernel thread 7 then read sh[0] before thread 0's store (a stale value from the
+    previous kernel): a wrong primal and tangent at out[7], on the GPU only. Barriers in generated
+    kernels now follow a block fence (harness/engine/emission/emit_state.py: barrier)."""
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    sh = cuda.shared.array(32, float64)
+    t1 = y[i] * x[idx[i]]
+    t2 = math.cos(0.41)
+    v3, v4 = seed740_helper(t1, t2)
+    t5 = 0.39
+    t6 = math.pow(1.2 + t5 * t5, 0.7)
+    cuda.atomic.min(acc, 0, t6)
+    t7 = math.sin(abs(x[idx[i]]))
+    sh[t] = t7
+    cuda.syncthreads()
+    v8 = sh[(t + 25) % 32] * t7
+    t9 = y[i]
+    out[i] = math.cos((math.pow(1.2 + t9 * t9, math.sin(x[i])))) + 0.5 * x[i] + 0.49 * v3 + 0.36 * v4 + 0.46 * v8

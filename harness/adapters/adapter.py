@@ -19,6 +19,7 @@ from harness.core.errors import UnsupportedError
 from harness.adapters.base import AdapterPlan, AdapterResult
 from harness.adapters.isolation import planted_fault
 from harness.adapters.native import native_function, system_of as native_system
+from harness.adapters.rng_refusal import refuse_generator_states
 from harness.adapters.translate import BOOL, F32, F64, INT, Arr, LaunchInfo, Param, Translator, dtype_code, python_function
 
 MODES = ("primal", "forward", "reverse")
@@ -97,6 +98,7 @@ class Adapter:
         planted_fault(fn.__name__)                      # tests of fault isolation only (isolation.py)
         params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         infos = classify(self.backend, params, tuple(args), mode)
+        refuse_generator_states(kernel, infos, self.system)
         unpacked = [Arg(i, self.backend) for i in infos]
         self._refuse(unpacked, mode)
         launch = _launch_info(config)
@@ -104,7 +106,10 @@ class Adapter:
             adjoints = self.run_native(kernel, unpacked, launch, mode)
             path, fname = fn.__code__.co_filename, fn.__name__
         else:
-            module, fname, path = self._module(kernel, unpacked, launch)
+            module, fname, path, translated = self._module(kernel, unpacked, launch)
+            why = _alias_shapes(translated, unpacked) or self.refuse_translation(translated, unpacked, mode)
+            if why:
+                raise UnsupportedError(why)
             adjoints = self.run(module, fname, unpacked, launch, mode)
         for a in unpacked:
             if a.kind != "array":
@@ -124,6 +129,10 @@ class Adapter:
         raise NotImplementedError
 
     def refuse_mode(self, args: list[Arg], mode: str) -> str | None:
+        return None
+
+    def refuse_translation(self, kernel, args: list[Arg], mode: str) -> str | None:
+        """Why `mode` cannot run the translated kernel (a translate.Function) faithfully, or None."""
         return None
 
     def configure_module(self, module) -> None:
@@ -162,8 +171,19 @@ class Adapter:
             path = write_source(self.system, f"{tr.src.name}", tr.module_text(doc))
             module = import_source(path, self.system)
             self.configure_module(module)
-            self._modules[key] = (module, tr.kernel.name, path)
+            self._modules[key] = (module, tr.kernel.name, path, tr.kernel)
         return self._modules[key]
+
+
+def _alias_shapes(kernel, args: list[Arg]) -> str | None:
+    """A name standing for one of two arrays reads both (the translation selects between them), so
+    the two must have one shape."""
+    shapes = {a.name: a.host.shape for a in args if a.kind == "array"}
+    for a, b in sorted(kernel.alias_pairs):
+        if shapes.get(a) != shapes.get(b):
+            return (f"arrays '{a}' {shapes.get(a)} and '{b}' {shapes.get(b)}, one of which a name in the kernel "
+                    "stands for, differ in shape (the adapter's translation reads both)")
+    return None
 
 
 def _launch_info(config) -> LaunchInfo:

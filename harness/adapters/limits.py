@@ -18,12 +18,14 @@ WARP_FUNCTIONS = "https://nvidia.github.io/warp/language_reference/builtins.html
 TAICHI_AD = "https://docs.taichi-lang.org/docs/differentiable_programming"
 TAICHI_PERF = "https://docs.taichi-lang.org/docs/performance"
 TAICHI_MATH = "https://docs.taichi-lang.org/api/taichi/math/"
+WARP_RANDOM = "https://nvidia.github.io/warp/language_reference/builtins.html#random"
+TAICHI_RANDOM = "https://docs.taichi-lang.org/api/taichi/#taichi.random"
 
 
-# The math functions of numba.cuda each system has no built-in for (checked against the targets'
-# spellings by tests/suite/test_engines.py); math.copysign and math.fmod are the translator's own gaps.
-MISSING_MATH = {"warp": {"lgamma", "asinh", "acosh", "atanh"},
-                "taichi": {"lgamma", "erf", "erfc", "asinh", "acosh", "atanh", "sinh", "cosh", "log10", "cbrt"}}
+# The math functions of numba.cuda each system has no built-in for and the ports cannot spell from
+# the ones it has (checked against the targets' spellings by tests/suite/test_engines.py);
+# math.copysign and math.fmod are the translator's own gaps.
+MISSING_MATH = {"warp": {"lgamma"}, "taichi": {"lgamma", "erf", "erfc"}}
 UNTRANSLATED_MATH = {"copysign", "fmod"}
 
 
@@ -55,12 +57,29 @@ LIMITS: dict[str, Limit] = {
                     "on the CPU: Taichi's block-level arrays and barrier (ti.simt.block) exist on GPU backends only "
                     "(translated to ti.simt.block.SharedArray / sync on cuda, 1-D launches)",
                     WARP_TILES, TAICHI_PERF),
-    "warp_intrinsics": Limit("warp shuffles, votes, lane ids", "no warp-level intrinsics in a wp.kernel (tiles instead)",
-                             "not translated by the adapter (ti.simt.warp has shuffles for 32-bit types on CUDA only)",
+    "warp_intrinsics": Limit("warp shuffles and votes (`cuda.laneid` and `cuda.warpsize` are translated)",
+                             "no warp-level intrinsics in a wp.kernel (tiles instead)",
+                             "on the CPU: no warp-level intrinsics (ti.simt.warp's shuffles and votes exist on CUDA "
+                             "only, for 32-bit types; the adapter does not translate them there yet)",
                              WARP_TILES, TAICHI_PERF),
+    "fence": Limit("memory fences (`cuda.threadfence`, `threadfence_block`, `threadfence_system`)",
+                   "no memory fence inside a wp.kernel (wp.synchronize* are host calls)",
+                   "ti.simt.grid.memfence() exists, but neither the CPU backend nor its autodiff compiles it "
+                   "(`Not supported`)", WARP_FUNCTIONS, TAICHI_PERF),
+    "grid_sync": Limit("a grid-wide barrier (`cuda.cg.this_grid().sync()`)",
+                       "no grid-wide barrier inside a wp.kernel (only a launch boundary synchronises the grid)",
+                       "no grid-wide barrier inside a kernel (only a kernel boundary synchronises the grid)",
+                       WARP_FUNCTIONS, TAICHI_PERF),
+    "local_dynamic_index": Limit("a store into a thread's local array (`cuda.local.array`) at a run-time index, "
+                                 "differentiated", None,
+                                 "its 1.7.4 autodiff of a local vector stored at a run-time index: reverse mode fails "
+                                 "to compile or aborts the process (scalarize.cpp assertion), forward mode gives a "
+                                 "zero dual (reads at run-time indices differentiate correctly)",
+                                 "", TAICHI_AD),
     "nested_ad": Limit("device-side `autodiff` (nested AD)", "no differentiation inside a kernel",
                        "no differentiation inside a kernel", WARP_DIFF, TAICHI_AD),
-    "math": Limit("math functions without a built-in (`hypot`, `log1p`, `expm1` and Taichi's `atan` are spelled out)",
+    "math": Limit("math functions without a built-in or an elementary spelling (`hypot`, `log1p`, `expm1`, `exp2`, "
+                  "the inverse hyperbolics, and Taichi's `atan`, `sinh`, `cosh`, `log10`, `cbrt` are spelled out)",
                   "no " + ", ".join(sorted(MISSING_MATH["warp"])), "no " + ", ".join(sorted(MISSING_MATH["taichi"])),
                   WARP_FUNCTIONS, TAICHI_MATH),
     "ad_control": Limit("`while`, `break`, `continue` in a differentiated kernel", None,
@@ -68,6 +87,14 @@ LIMITS: dict[str, Limit] = {
     "return_in_loop": Limit("a return inside a loop of the kernel or of a device function", None,
                             "no early exit from the parallel loop; a Taichi function returns once, at its end",
                             "", TAICHI_AD),
+    "rng": Limit("numba's random number generator (`numba.cuda.random`: xoroshiro128p states and draws)",
+                 "Warp's random numbers (wp.rand_init, wp.randf) come from its own PCG generator with a 32-bit "
+                 "state: a translation cannot draw the numbers numba's xoroshiro128p states give, and precomputing "
+                 "them on the host would not be the kernel as written",
+                 "ti.random() draws from Taichi's own runtime generator, seeded once per program "
+                 "(ti.init(random_seed=...)), with no per-thread xoroshiro128p state: a translation cannot draw "
+                 "the numbers numba's states give",
+                 WARP_RANDOM, TAICHI_RANDOM),
 }
 
 

@@ -21,12 +21,14 @@ no gradient or dual in Taichi, and there are no batched shadows: UnsupportedErro
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from harness.engine.rules.ops import spelled_by
 from harness.core.errors import UnsupportedError
 from harness.adapters.adapter import Adapter, Arg
-from harness.adapters.limits import LIMITS
+from harness.adapters.limits import LIMITS, refusal
 from harness.adapters.translate import BOOL, F32, F64, INT, INT_ARRAYS, Arr, Function, LaunchInfo, Target
 
 _SCALAR = {F32: "ti.f32", F64: "ti.f64", INT: "ti.i32", BOOL: "ti.i32"}
@@ -56,6 +58,10 @@ class TaichiTarget(Target):
     def literal(self, value, t):
         if t == INT:
             return str(int(value))
+        if math.isnan(value):
+            return f"{_SCALAR[t]}(ti.math.nan)"
+        if math.isinf(value):
+            return f"{_SCALAR[t]}({'-' if value < 0 else ''}ti.math.inf)"
         return f"{_SCALAR[t]}({float(value)!r})"
 
     def cast(self, code, src, dst):
@@ -114,6 +120,12 @@ class TaichiTarget(Target):
 
     def barrier(self):
         return "ti.simt.block.sync()"
+
+    def local_array(self, name, shape, elem):
+        dt = _SCALAR[elem] if elem != "i32" else "ti.i32"
+        if len(shape) == 1:
+            return f"{name} = ti.Vector.zero({dt}, {shape[0]})"
+        return f"{name} = ti.Matrix.zero({dt}, {shape[0]}, {shape[1]})"
 
     def stepped_range(self, var, parts):
         """Taichi's range takes no step: count the trips as Python's range does (either sign of
@@ -184,6 +196,13 @@ class TaichiAdapter(Adapter):
                 what = "gradient" if mode == "reverse" else "dual (tangent)"
                 return (f"argument {a.position} ('{a.name}'): a Taichi kernel's scalar argument has no {what} "
                         f"(Active); pass it as a one-element field instead (see {LIMITS['active_scalar'].taichi_link})")
+        return None
+
+    def refuse_translation(self, kernel, args, mode):
+        if mode != "primal" and kernel.dynamic_local_index is not None and any(a.differentiable for a in args):
+            file, line = kernel.dynamic_local_index
+            return str(refusal("local_dynamic_index", "taichi", "a store into a local array at a run-time index",
+                               file=file, line=line))
         return None
 
     def _field(self, role: str, a: Arg):

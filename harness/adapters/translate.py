@@ -12,13 +12,17 @@ adapter refuses rather than guesses. What the subset holds is listed in docs/eng
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import math
 import types as pytypes
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness.engine.rules.custom import rule_for
 from harness.engine.rules.ops import OPS
+from harness.engine.rules.rng import random_function
 from harness.core.errors import UnsupportedError
 from harness.adapters.limits import MISSING_MATH, refusal
 
@@ -80,6 +84,9 @@ def unify(a, b):
 
 # The engine's front end reads the kernel (harness/engine/frontend/source.py): the same source, the same
 # parse and the same name resolution for the bundled engine and the adapters.
+from harness.engine.frontend import loop_else
+from harness.engine.frontend.desugar import constant_value, cuda_member, local_names
+from harness.engine.frontend.lower_local_functions import free_names
 from harness.engine.frontend.source import KernelSource, constant, dtype, parse_kernel, python_function, resolve_global
 
 
@@ -97,6 +104,11 @@ class Source:
     tree = property(lambda self: self.kernel.tree)
     globals = property(lambda self: self.kernel.globals)
     params = property(lambda self: self.kernel.params)
+
+    @functools.cached_property
+    def local_names(self) -> set[str]:
+        """The names the function binds, which never resolve to the module's globals."""
+        return local_names(self.tree)
 
     def refuse(self, node, what: str) -> UnsupportedError:
         return self.kernel.unsupported(node, what)
@@ -121,21 +133,17 @@ class Source:
 # the math functions the translator recognises (the op table's `translated`), then the builtins it maps
 MATH_FUNCTIONS = {getattr(math, op.name): op.name for op in OPS if op.translated}
 MATH_FUNCTIONS.update({abs: "abs", min: "min", max: "max"})
+# constants a spelling may name ({one}, ...), each a literal of the call's float type
+MATH_CONSTANTS = {"one": 1.0, "two": 2.0, "ten": 10.0, "third": 1.0 / 3.0, "deg_per_rad": 180.0 / math.pi,
+                  "rad_per_deg": math.pi / 180.0}
 CASTS = {float: F64, int: INT, np.float32: F32, np.float64: F64, np.int32: INT, np.int64: INT}
 
 
 def _cuda_path(src: Source, node) -> str | None:
     """'grid', 'threadIdx.x', 'atomic.add', 'shared.array', ... for a cuda.* reference, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    obj = src.resolve(node)
-    if isinstance(obj, pytypes.ModuleType) and obj.__name__.startswith("numba.cuda"):
-        return ".".join(reversed(parts))
-    return None
+    # the front end's reading of a numba.cuda member, so `numba.cuda.grid` is `cuda.grid` here too
+    member = cuda_member(node, src.globals, src.local_names)
+    return ".".join(member) if member else None
 
 
 def _numba_cast(obj):
@@ -163,6 +171,8 @@ class Function:
     lines: list[str] = field(default_factory=list)
     stores: set = field(default_factory=set)     # arrays it stores into with a plain store
     block_level: bool = False                    # uses block-shared arrays or barriers
+    alias_pairs: set = field(default_factory=set)   # arrays a name may stand for (`d = a if c else b`)
+    dynamic_local_index: tuple | None = None     # (file, line) of a store into a local array at a run-time index
 
 
 class Target:
@@ -192,11 +202,14 @@ class Target:
     def body_depth(self, kernel: bool) -> int: return 1
     def return_tuple(self, codes: list[str]) -> str: return "return " + ", ".join(codes)
     def variable_int(self, code: str) -> str: return code
+    def variable_bool(self, code: str) -> str: return code
     def wrap_index(self, code: str, extent: str) -> str:
         raise NotImplementedError   # numba wraps a negative index around its dimension's extent
     def shared_array(self, name: str, shape: tuple, elem: str) -> str:
         raise NotImplementedError   # a block-shared array, or the system's refusal
     def barrier(self) -> str: raise NotImplementedError
+    def local_array(self, name: str, shape: tuple, elem: str) -> str:
+        raise NotImplementedError   # a thread's own array, zero-filled (numba leaves it undefined)
     def stepped_range(self, var: str, parts: list[str]) -> list[str] | None:
         return None                 # range(start, stop, step) as is; else the loop's header lines
     system = "target"          # the key of harness/adapters/limits.py
@@ -215,7 +228,8 @@ class LaunchInfo:
 
 
 BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-           ast.Pow: "**"}
+           ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+BIT_OPS = ("&", "|", "^", "<<", ">>")      # on integers, spelled alike in Warp and Taichi (int32, Python's results)
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
@@ -234,6 +248,8 @@ class Translator:
                                                  f"the launch passes {len(params)}")
         self.store_mask = False
         self.kernel = self._translate(self.src, [Param(n, p.type) for n, p in zip(names, params)], kernel=True)
+        self.kernel.dynamic_local_index = next((f.dynamic_local_index for f in self.functions
+                                                if f.dynamic_local_index is not None), None)
         self.mask_kernel = None
 
     def add_store_mask_kernel(self) -> Function:
@@ -254,14 +270,15 @@ class Translator:
         return "\n".join(out) + "\n"
 
     # -------------------------------------------------------------- per function
-    def _translate(self, src: Source, params: list[Param], kernel: bool, name: str | None = None) -> Function:
+    def _translate(self, src: Source, params: list[Param], kernel: bool, name: str | None = None,
+                   local_functions: dict | None = None) -> Function:
         fn = Function(name or (src.name if kernel else f"{src.name}_" + "_".join(_tname(p.type) for p in params)),
                       params)
         if kernel and self.target.kernel_return() is None:
             src.tree.body = lift_early_returns(src.tree.body)
         if not kernel and self.target.single_return:
             src.tree.body = single_exit(src, src.tree.body)
-        scope = _Scope(self, src, fn, kernel)
+        scope = _Scope(self, src, fn, kernel, local_functions or {})
         scope.infer()
         fn.returns = scope.returns
         fn.lines = (self.target.kernel_header(fn, self.launch) if kernel else self.target.func_header(fn))
@@ -283,6 +300,33 @@ class Translator:
             raise self.src.refuse(src_node, f"recursive device function {fn.__name__}")
         return made
 
+    def inner_helper(self, src_node, inner: "InnerFunction", arg_types: list, local_functions: dict) -> Function:
+        """The device function an inner function is lifted to, specialized to its arguments' types
+        (its own, then the values it reads from the enclosing body)."""
+        key = ("inner", inner.name, inner.line, tuple(arg_types))
+        if key not in self._specialized:
+            self._specialized[key] = None            # recursion guard
+            src = inner.lifted()
+            self._specialized[key] = self._translate(src, [Param(n, t) for n, t in zip(src.params, arg_types)],
+                                                     False, local_functions=local_functions)
+        made = self._specialized[key]
+        if made is None:
+            raise self.src.refuse(src_node, f"recursive inner function {inner.fdef.name}")
+        return made
+
+
+def _reads(node) -> set[str]:
+    """The names a statement reads, leaving out a `for` loop's reads of its own counter, which the
+    loop binds first (so a counter reused by a later loop is not declared before the first one)."""
+    if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+        inner = set().union(*[_reads(s) for s in node.body + node.orelse]) - {node.target.id}
+        return inner | _reads(node.iter)
+    found = {n.id for n in ast.iter_child_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.Name):
+            found |= _reads(child)
+    return found
+
 
 def _tname(t) -> str:
     if isinstance(t, Arr):
@@ -298,11 +342,49 @@ def _element_type(name: str | None) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class InnerFunction:
+    """A `def` inside a kernel or device function body, lifted to a device function of its own.
+
+    numba.cuda inlines an inner function at each call, its free names reading the defining body's
+    variables as they are at the call (Python's late binding). The lifted function takes each such
+    name as an extra parameter after its own, and each call passes the name's current value: the
+    same values, read at the same moment. Names the defining body does not bind are the module's
+    globals, as for any device function."""
+    fdef: ast.FunctionDef
+    outer: Source
+    captured: tuple[str, ...]        # names of the defining body it (or one it calls) reads at a call
+    defaults: tuple = ()             # values of the trailing parameters' defaults
+
+    @property
+    def name(self) -> str:
+        return f"{self.outer.name}__{self.fdef.name}"
+
+    @property
+    def line(self) -> int:
+        return self.fdef.lineno
+
+    def lifted(self) -> Source:
+        fdef = ast.copy_location(ast.FunctionDef(
+            self.name, ast.arguments(posonlyargs=[], args=self.fdef.args.args + [ast.arg(n) for n in self.captured],
+                                     kwonlyargs=[], kw_defaults=[], defaults=[]),
+            list(self.fdef.body), [], None), self.fdef)
+        fdef.type_params = []
+        hidden = self.outer.local_names - set(self.captured)
+        globals_ = {k: v for k, v in self.outer.globals.items() if k not in hidden}
+        return Source(None, KernelSource(self.name, self.outer.file, fdef, globals_, self.fdef))
+
+
 class _Scope:
     """Type inference and emission for one function body."""
 
-    def __init__(self, tr: Translator, src: Source, fn: Function, kernel: bool):
+    def __init__(self, tr: Translator, src: Source, fn: Function, kernel: bool, local_functions: dict):
         self.tr, self.src, self.fn, self.kernel = tr, src, fn, kernel
+        # inner functions callable here: those of enclosing bodies, then this body's own `def`s as
+        # the walk meets them (a `def` inside a block is callable inside that block only)
+        self.enclosing_functions = dict(local_functions)
+        self.local_functions: dict[str, InnerFunction] = {}
+        self.block_defined: dict[str, int] = {}   # name -> line of a `def` in a block already left
         self.t = tr.target
         self.vars: dict[str, object] = {p.name: p.type for p in fn.params}
         self.params = {p.name for p in fn.params}
@@ -313,11 +395,14 @@ class _Scope:
         # integer variables that may hold a negative value (an index from one is wrapped as numba does)
         self.signed: set[str] = {p.name for p in fn.params if not isinstance(p.type, Arr)}
         self.shared: dict[str, tuple] = {}        # block-shared arrays: name -> shape
+        self.local_arrays: dict[str, tuple] = {}  # the thread's own arrays (cuda.local.array): name -> shape
+        self.aliases: dict[str, tuple] = {}       # d = a if c else b: d -> (flag naming c's value, a, b)
 
     # -------------------------------------------------------------- inference
     def infer(self):
         for _ in range(6):                  # a fixed point over variable types (loops may widen them)
             before = (dict(self.vars), set(self.signed))
+            self.local_functions, self.block_defined = dict(self.enclosing_functions), {}
             self._block(self.src.tree.body, out=None, depth=0)
             if before == (self.vars, self.signed):
                 return
@@ -328,6 +413,7 @@ class _Scope:
         out: list[str] = []
         depth = self.t.body_depth(self.kernel)
         self.visible = [set(self.params)]
+        self.local_functions, self.block_defined = dict(self.enclosing_functions), {}
         self._block(self.src.tree.body, out, depth=depth)
         if not out:
             out.append("    " * depth + "pass")
@@ -344,21 +430,44 @@ class _Scope:
 
     # -------------------------------------------------------------- statements
     def _block(self, stmts, out, depth):
+        stmts = self._without_loop_else(stmts)
         if out is not None and self.t.hoist_locals:
             self.visible.append(set())
+        functions = dict(self.local_functions)
         for k, s in enumerate(stmts):
             if out is not None and self.t.hoist_locals and isinstance(s, (ast.If, ast.For, ast.While)):
                 self._declare_before(s, stmts[k + 1:], out, depth)
             self._stmt(s, out, depth)
+        if depth != self._top_depth:
+            # a function (re)defined in this block: which body a later call runs depends on the path
+            defined = {name: inner.line for name, inner in self.local_functions.items() if functions.get(name) is not inner}
+            self.local_functions = {n: f for n, f in functions.items() if n not in defined}
+            self.block_defined.update(defined)
         if out is not None and self.t.hoist_locals:
             self.visible.pop()
+
+    @property
+    def _top_depth(self) -> int:
+        return self.t.body_depth(self.kernel) if self.emitting else 0
+
+    def _without_loop_else(self, stmts) -> list:
+        """Loops with an else block as the front end's plain form (harness/engine/frontend/loop_else.py);
+        the flag is named after the loop's position, so every pass of the walk names it alike."""
+        out = []
+        for s in stmts:
+            if isinstance(s, (ast.For, ast.While)) and s.orelse:
+                flag = f"_loop{s.lineno}_{s.col_offset}_broke"
+                out += self._without_loop_else(loop_else.without_else(s, lambda: flag))
+            else:
+                out.append(s)
+        return out
 
     def _declare_before(self, s, rest, out, depth):
         """A variable first assigned inside `s` and read after it is declared just before `s`, as a
         port to a system with block-scoped variables (Taichi) would write it."""
         seen = set().union(*self.visible)
         assigned = [n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-        read = {n.id for r in rest for n in ast.walk(r) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        read = set().union(*[_reads(r) for r in rest])
         for name in dict.fromkeys(assigned):
             t = self.vars.get(name)
             if name in seen or name not in read or t not in (F32, F64, INT, BOOL):
@@ -408,8 +517,79 @@ class _Scope:
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             code, _ = self._call(s.value, statement=True)
             self._line(out, depth, code)
+        elif isinstance(s, ast.FunctionDef):
+            self._define(s)
         else:
             raise src.refuse(s, f"statement {type(s).__name__} is outside the adapters' subset")
+
+    def _define(self, s: ast.FunctionDef):
+        """Record an inner function (InnerFunction); nothing is emitted until a call."""
+        a = s.args
+        if s.decorator_list:
+            raise self.src.refuse(s, f"inner function {s.name} is decorated: numba.cuda compiles an inner "
+                                     "function only as a plain `def`")
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.src.refuse(s, f"inner function {s.name} takes *args, **kwargs or keyword-only parameters")
+        for n in ast.walk(s):
+            if isinstance(n, (ast.Global, ast.Nonlocal)):
+                raise self.src.refuse(n, f"`{type(n).__name__.lower()}` in inner function {s.name}")
+        if s.name in self.vars:
+            raise self.src.refuse(s, f"inner function {s.name} reuses the name of a variable")
+        defaults = tuple(constant_value(d, self.src.globals, self.src.local_names) for d in a.defaults)
+        if any(d is None for d in defaults):
+            raise self.src.refuse(s, f"a default value of inner function {s.name} is not a constant expression")
+        self.local_functions[s.name] = InnerFunction(s, self.src, (), defaults)
+        self.block_defined.pop(s.name, None)
+
+    def _captured(self, fdef: ast.FunctionDef, calling: tuple) -> tuple[str, ...]:
+        """The names of this body that `fdef`, or an inner function it calls, reads (at the call:
+        which inner functions exist is decided then, as Python binds names late)."""
+        own = {x.arg for x in fdef.args.args} | local_names(fdef)
+        names = set()
+        for n in sorted(free_names(fdef)):
+            inner = self.local_functions.get(n)
+            if inner is not None:
+                if n in calling:
+                    raise self.src.refuse(fdef, f"recursive inner function {n}")
+                theirs = self._captured(inner.fdef, calling + (n,))
+                shadowed = sorted(set(theirs) & own)
+                if shadowed:       # the callee reads the defining body's value, which fdef's own name hides
+                    raise self.src.refuse(fdef, f"inner function {fdef.name} binds {shadowed[0]}, which inner "
+                                                f"function {n} it calls reads from the enclosing body")
+                names.update(theirs)
+            elif n in self.src.local_names:
+                names.add(n)
+        return tuple(sorted(names))
+
+    def _inner_call(self, node, inner: InnerFunction):
+        name = inner.fdef.name
+        inner = dataclasses.replace(inner, captured=self._captured(inner.fdef, (name,)))
+        given = list(node.args)
+        missing = len(inner.fdef.args.args) - len(given)
+        if 0 < missing <= len(inner.defaults):
+            given += [ast.copy_location(ast.Constant(v), node) for v in inner.defaults[len(inner.defaults) - missing:]]
+        if len(given) != len(inner.fdef.args.args):
+            raise self.src.refuse(node, f"inner function {name} takes {len(inner.fdef.args.args)} arguments, "
+                                        f"given {len(given)}")
+        args = [self._expr(a) for a in given]
+        for c in inner.captured:
+            if c not in self.vars:
+                if self.emitting:
+                    raise self.src.refuse(node, f"inner function {name} reads {c}, which is not bound at this call")
+                return "0", None
+            args.append((c, self.vars[c]))
+        if any(ta is None for _, ta in args):
+            return "0", None
+        if any(isinstance(ta, Tup) for _, ta in args):
+            raise self.src.refuse(node, f"a tuple passed to inner function {name} (the adapters pass numbers and arrays)")
+        if any(c in self.shared for c in inner.captured):
+            raise self.src.refuse(node, f"inner function {name} reads a block-shared array of the kernel "
+                                        "(not translated by the adapter yet)")
+        self._passed_arrays(node, args)
+        fn = self.tr.inner_helper(node, inner, [ta for _, ta in args], self.local_functions)
+        if self.tr.store_mask and fn.stores:
+            raise self.src.refuse(node, f"{name} stores into an array (the store mask is kernel-level)")
+        return f"{fn.name}({', '.join(c for c, _ in args)})", fn.returns
 
     def _return(self, s, out, depth):
         if self.kernel:
@@ -444,6 +624,13 @@ class _Scope:
             if self._shared_call(value):
                 self._declare_shared(s, target.id, value, out, depth)
                 return
+            if isinstance(value, ast.Call) and _cuda_path(self.src, value.func) == "local.array":
+                self._declare_local(s, target.id, value, out, depth)
+                return
+            choice = self._array_choice(value)
+            if choice is not None:
+                self._bind_alias(s, target.id, value, choice, out, depth)
+                return
             if not self._nonneg(value):
                 self.signed.add(target.id)
             code, t = self._expr(value)
@@ -456,11 +643,14 @@ class _Scope:
             code = self.t.cast(code, t, self.vars[target.id])
             if self.vars[target.id] == INT and code.lstrip("-").isdigit():
                 code = self.t.variable_int(code)
+            if self.vars[target.id] == BOOL and code in ("True", "False"):
+                code = self.t.variable_bool(code)
             self._line(out, depth, f"{target.id} = {code}")
+        elif isinstance(target, ast.Tuple) and (not all(isinstance(e, ast.Name) for e in target.elts) or
+                                                 self._reads_targets(target, value)):
+            self._unpack(s, target, value, out, depth)      # `a, b = b, a`: one assignment at a time would lose a
         elif isinstance(target, ast.Tuple):
-            names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
-            if None in names:
-                raise src.refuse(s, "tuple assignment to something other than names")
+            names = [e.id for e in target.elts]
             if self.emitting and self.t.hoist_locals:
                 self.visible[-1].update(names)
             items = self._items(value)
@@ -489,16 +679,103 @@ class _Scope:
         elif isinstance(target, ast.Subscript):
             arr, index, at = self._subscript(target)
             code, t = self._expr(value)
-            self._line(out, depth, self.t.store(arr, index, self.t.cast(code, t, at.elem), at))
-            if arr in self.shared:
-                return
-            self.fn.stores.add(arr)
-            if self.tr.store_mask:
-                if not self.kernel:
-                    raise src.refuse(s, f"a device function stores into array {arr} (the store mask is kernel-level)")
-                self._line(out, depth, self.t.store(f"_stored_{arr}", index, "1", Arr("i32", at.ndim)))
+            code = self.t.cast(code, t, at.elem)
+            if arr in self.aliases:               # the store goes to the array the name stands for
+                flag, a, b = self.aliases[arr]
+                self._line(out, depth, f"if {flag}:")
+                self._store(s, a, index, code, at, out, depth + 1)
+                self._line(out, depth, "else:")
+                self._store(s, b, index, code, at, out, depth + 1)
+            else:
+                self._store(s, arr, index, code, at, out, depth)
         else:
             raise src.refuse(s, f"assignment to {type(target).__name__}")
+
+    def _store(self, s, arr, index, code, at, out, depth):
+        self._line(out, depth, self.t.store(arr, index, code, at))
+        if arr in self.shared or arr in self.local_arrays:
+            return
+        self.fn.stores.add(arr)
+        if self.tr.store_mask:
+            if not self.kernel:
+                raise self.src.refuse(s, f"a device function stores into array {arr} (the store mask is kernel-level)")
+            self._line(out, depth, self.t.store(f"_stored_{arr}", index, "1", Arr("i32", at.ndim)))
+
+    def _array_choice(self, value) -> tuple | None:
+        """(condition or None, a, b) for a value naming an array argument (`a`) or choosing one of
+        two of the same type (`a if c else b`); None for anything else."""
+        def argument(node):
+            ok = isinstance(node, ast.Name) and node.id in self.params and isinstance(self.vars.get(node.id), Arr)
+            return node.id if ok else None
+        if argument(value):
+            return None, value.id, value.id
+        if isinstance(value, ast.IfExp) and argument(value.body) and argument(value.orelse) \
+                and self.vars[value.body.id] == self.vars[value.orelse.id]:
+            return value.test, value.body.id, value.orelse.id
+        return None
+
+    def _bind_alias(self, s, name: str, value, choice: tuple, out, depth):
+        """`d = a if c else b` (ping-pong buffers), d bound once: every access to d goes to a or b as
+        c was at the binding (a flag keeps it); the arrays must have one shape (checked at launch)."""
+        cond, a, b = choice
+        bound = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                    for n in ast.walk(self.src.tree))
+        if name in self.params or bound != 1:
+            raise self.src.refuse(s, f"{name} is bound to an array argument and bound again (the adapter follows "
+                                     "a name bound once to one of two arrays)")
+        flag = None
+        if cond is not None:
+            flag = f"_{name}_is_{a}"
+            self._assign(s, ast.copy_location(ast.Name(flag, ast.Store()), s), cond, out, depth)
+            self.fn.alias_pairs.add((a, b))
+        self.vars[name] = self.vars[a]
+        self.aliases[name] = (flag, a, b)
+
+    @staticmethod
+    def _reads_targets(target: ast.Tuple, value) -> bool:
+        """Whether a tuple display's later items read a name an earlier target binds."""
+        if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
+            return False
+        bound = set()
+        for elt, item in zip(target.elts, value.elts):
+            if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(item)):
+                return True
+            bound.add(elt.id)
+        return False
+
+    def _passed_arrays(self, node, args):
+        """Arrays passed to a function must be array arguments (a function's array parameter is one)."""
+        for code, ta in args:
+            if isinstance(ta, Arr) and (code in self.local_arrays or code in self.aliases):
+                raise self.src.refuse(node, f"{code}, a local array or a name for an array argument, passed to a "
+                                            "function (not translated by the adapter yet)")
+
+    def _unpack(self, s, target: ast.Tuple, value, out, depth):
+        """`a[i], (p, q) = v` with targets other than names, as Python runs it: every value first
+        (into temporaries named after the statement's position, so each pass of the walk names
+        them alike), then each target in turn."""
+        temps = []
+        for k, (elt, item) in enumerate(self._pairs(s, target, value, out, depth)):
+            name = f"_unpack{s.lineno}_{s.col_offset}_{k}"
+            self._assign(s, ast.copy_location(ast.Name(name, ast.Store()), s), item, out, depth)
+            temps.append((elt, name))
+        for elt, name in temps:
+            self._assign(s, elt, ast.copy_location(ast.Name(name, ast.Load()), s), out, depth)
+
+    def _pairs(self, s, target, value, out, depth) -> list:
+        """(target, value) pairs of a tuple assignment, nested tuples on both sides matched up; a
+        value that is not a tuple display (a device function's tuple) is split by a names-only unpack."""
+        if not isinstance(target, ast.Tuple):
+            return [(target, value)]
+        if isinstance(value, ast.Tuple):
+            if len(value.elts) != len(target.elts):
+                raise self.src.refuse(s, "tuple assignment of the wrong length")
+            return [p for t, v in zip(target.elts, value.elts) for p in self._pairs(s, t, v, out, depth)]
+        parts = [ast.copy_location(ast.Name(f"_unpack{s.lineno}_{s.col_offset}_part{k}", ast.Store()), s)
+                 for k in range(len(target.elts))]
+        self._assign(s, ast.copy_location(ast.Tuple(parts, ast.Store()), s), value, out, depth)
+        return [p for t, n in zip(target.elts, parts)
+                for p in self._pairs(s, t, ast.copy_location(ast.Name(n.id, ast.Load()), s), out, depth)]
 
     def _augassign(self, s, out, depth):
         op = BINOPS.get(type(s.op))
@@ -511,7 +788,9 @@ class _Scope:
         if isinstance(s.target, ast.Subscript):
             arr, index, at = self._subscript(s.target)
             code, t = self._expr(s.value)
-            special = self.t.augmented_store(arr, index, op, self.t.cast(code, t, at.elem)) if at.dtype in FLOATS else None
+            # on a local array too: Warp differentiates `v[i] += x` exactly, its `v[i] = v[i] + x` is another matter
+            special = self.t.augmented_store(arr, index, op, self.t.cast(code, t, at.elem)) \
+                if at.dtype in FLOATS and arr not in self.aliases else None
             if special is not None:
                 self._line(out, depth, special)
                 return
@@ -528,6 +807,8 @@ class _Scope:
         if not isinstance(s.target, ast.Name):
             raise src.refuse(s, "a for loop over something other than one name")
         it = s.iter
+        if isinstance(it, (ast.Tuple, ast.List)):
+            return self._unrolled(s, out, depth)
         if not (isinstance(it, ast.Call) and src.resolve(it.func) is range and 1 <= len(it.args) <= 3):
             raise src.refuse(s, "a for loop over something other than range(...)")
         parts = []
@@ -552,6 +833,15 @@ class _Scope:
                 self._line(out, depth + (line != header[0]), line)
         self._block(s.body, out, depth + 1)
 
+    def _unrolled(self, s, out, depth):
+        """`for d in (16, 8, 4)`: the body once per item, the name bound to it first (as numba.cuda,
+        which unrolls a loop over a tuple, and the bundled engine do)."""
+        if any(isinstance(n, (ast.Break, ast.Continue)) for b in s.body for n in ast.walk(b)):
+            raise self.src.refuse(s, "break or continue in a loop over a tuple (the adapter unrolls it)")
+        for item in s.iter.elts:
+            self._assign(s, s.target, item, out, depth)
+            self._block(s.body, out, depth)
+
     # -------------------------------------------------------------- expressions
     def _cond(self, node) -> str:
         code, t = self._expr(node)
@@ -570,7 +860,11 @@ class _Scope:
         elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         if len(elts) != at.ndim:
             raise src.refuse(node, f"{node.value.id} has {at.ndim} dimension(s), indexed with {len(elts)}")
-        return node.value.id, self._indices(node, node.value.id, elts), at
+        index = self._indices(node, node.value.id, elts)
+        if isinstance(node.ctx, ast.Store) and node.value.id in self.local_arrays and self.fn.dynamic_local_index is None \
+                and not all(isinstance(e, ast.Constant) for e in elts):
+            self.fn.dynamic_local_index = (self.src.file, node.lineno)
+        return node.value.id, index, at
 
     def _indices(self, node, arr: str, elts) -> list[str]:
         """Index codes; one that may be negative wraps around its extent, as numba does
@@ -588,6 +882,10 @@ class _Scope:
     def _extent(self, arr: str, k: int) -> str:
         if arr in self.shared:
             return self.t.literal(self.shared[arr][k], INT)
+        if arr in self.local_arrays:
+            return self.t.literal(self.local_arrays[arr][k], INT)
+        if arr in self.aliases:                   # its arrays have one shape (checked at launch)
+            return self.t.shape(self.aliases[arr][1], k)
         return self.t.shape(arr, k)
 
     def _nonneg(self, node) -> bool:
@@ -684,6 +982,8 @@ class _Scope:
                 return f"(-{a})", ta
             if isinstance(node.op, ast.UAdd):
                 return a, ta
+            if isinstance(node.op, ast.Invert) and ta in (INT, None):
+                return f"(~{a})", ta
             if isinstance(node.op, ast.Not):
                 return f"(not {self._cond(node.operand)})", BOOL
             raise src.refuse(node, f"operator {type(node.op).__name__}")
@@ -716,11 +1016,19 @@ class _Scope:
                     return items[k]
                 raise src.refuse(node, "a shape lookup other than array.shape[constant]")
             arr, index, at = self._subscript(node)
+            if arr in self.aliases:
+                flag, a, b = self.aliases[arr]
+                code = t.load(a, index, at) if flag is None else t.select(flag, t.load(a, index, at), t.load(b, index, at))
+                return code, at.elem
             return t.load(arr, index, at), at.elem
         if isinstance(node, ast.Attribute):
             path = _cuda_path(src, node)
             if path:
                 return self._cuda_attribute(node, path)
+            if isinstance(node.value, ast.Name) and node.value.id not in self.vars:
+                value = src.resolve(node)        # a module's number: math.pi, math.inf, np.e, cfg.TPB
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return self._expr(ast.copy_location(ast.Constant(value), node))
             arr = self._array_name(node.value)
             if arr and node.attr == "size":
                 return "(" + " * ".join(self._extent(arr, k) for k in range(self.vars[arr].ndim)) + ")", INT
@@ -745,6 +1053,10 @@ class _Scope:
             raise self.src.refuse(node, "arithmetic on arrays or tuples")
         if ta == BOOL or tb == BOOL:
             raise self.src.refuse(node, "arithmetic on booleans")
+        if op in BIT_OPS:
+            if ta != INT or tb != INT:
+                raise self.src.refuse(node, f"bitwise {op} of a float")
+            return f"({a} {op} {b})", INT
         if op == "/":
             u = unify(unify(ta, tb), F64) if INT in (ta, tb) and F32 not in (ta, tb) else unify(ta, tb)
             if u == INT:
@@ -805,6 +1117,25 @@ class _Scope:
         self.fn.block_level = True
         self._line(out, depth, t.shared_array(name, shape, elem))
 
+    def _declare_local(self, s, name: str, call, out, depth):
+        """`cuda.local.array(SHAPE, 'dtype')` (the front end's normal form; `cuda.const.array_like` and
+        a module array the kernel indexes arrive as one, filled by stores)."""
+        shape = constant(self.src.kernel, call.args[0]) if len(call.args) == 2 and not call.keywords else None
+        shape = (shape,) if isinstance(shape, int) else shape
+        if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n > 0 for n in shape)):
+            raise self.src.refuse(s, "a local array's shape must be a constant or a tuple of constants")
+        if len(shape) > 2:
+            raise self.src.refuse(s, "a local array of more than two dimensions (the adapter maps vectors and matrices)")
+        elem = _element_type(dtype(self.src.kernel, call.args[1]))
+        if elem is None or elem == BOOL:
+            raise self.src.refuse(s, f"a local array of dtype {ast.unparse(call.args[1])}")
+        elem = elem if elem in FLOATS else "i32"     # integers compute as int32 (as loads of any width do)
+        if name in self.vars and (self.vars[name] != Arr(elem, len(shape)) or name not in self.local_arrays):
+            raise self.src.refuse(s, f"{name} is rebound")
+        self.vars[name] = Arr(elem, len(shape))
+        self.local_arrays[name] = shape
+        self._line(out, depth, self.t.local_array(name, shape, elem))
+
     def _cuda_attribute(self, node, path):
         L = self.tr.launch
         axis = {"x": 0, "y": 1, "z": 2}
@@ -821,8 +1152,15 @@ class _Scope:
             if head == "blockDim":
                 return b, INT
             return self.t.literal(L.grid[k], INT), INT
-        if path in ("warpsize", "laneid"):
-            raise self.src.lacks(node, "warp_intrinsics", self.t.system, f"cuda.{path}")
+        if path == "warpsize":
+            return self.t.literal(32, INT), INT
+        if path == "laneid":                 # the thread's place in its warp: its linear index in the block, mod 32
+            linear = None
+            for k in reversed(range(len(L.threads))):
+                b = self.t.literal(L.block[k], INT)
+                within = f"({self.t.thread_index(k)} % {b})"
+                linear = within if linear is None else f"({within} + {b} * {linear})"
+            return f"({linear} % {self.t.literal(32, INT)})", INT
         raise self.src.refuse(node, f"cuda.{path}")
 
     def _call(self, node, statement: bool = False):
@@ -832,7 +1170,15 @@ class _Scope:
             raise src.refuse(node, "keyword arguments")
         if path is not None:
             return self._cuda_call(node, path, statement)
+        if isinstance(node.func, ast.Name) and node.func.id in self.local_functions:
+            return self._inner_call(node, self.local_functions[node.func.id])
+        if isinstance(node.func, ast.Name) and node.func.id in self.block_defined:
+            raise src.refuse(node, f"inner function {node.func.id} is defined inside a branch or loop "
+                                   f"(line {self.block_defined[node.func.id]}): which body a call after it runs "
+                                   "depends on the path taken")
         obj = src.resolve(node.func)
+        if random_function(obj):                # not xoroshiro128p: the adapters' own refusal (rng_refusal.py)
+            raise src.lacks(node, "rng", t.system, f"{random_function(obj)}(...) draws from numba's generator")
         if obj in MATH_FUNCTIONS:
             name = MATH_FUNCTIONS[obj]
             args = [self._expr(a) for a in node.args]
@@ -844,9 +1190,13 @@ class _Scope:
         if obj is not None and hasattr(obj, "py_func") or isinstance(obj, pytypes.FunctionType):
             if getattr(obj, "__name__", "") == "autodiff" or "autodiff" in getattr(obj, "__module__", ""):
                 raise src.lacks(node, "nested_ad", t.system, "device-side autodiff (nested AD)")
+            if rule_for(obj) is not None:       # translated, the call would get the true derivative, not the rule's
+                raise src.refuse(node, f"{ast.unparse(node.func)} has a custom derivative rule (harness.partials_of), "
+                                       "which the adapter does not translate yet")
             args = [self._expr(a) for a in node.args]
             if any(ta is None for _, ta in args):
                 return "0", None
+            self._passed_arrays(node, args)
             fn = self.tr.helper(node, obj, [ta for _, ta in args])
             if self.tr.store_mask and fn.stores:
                 raise src.refuse(node, f"{fn.name} stores into an array argument (the store mask is kernel-level)")
@@ -873,14 +1223,19 @@ class _Scope:
                 out = t.min_max(name, out, c)
             return out, u
         u = None
-        for ta in types_:
+        for ta in types_[:1] if name == "ldexp" else types_:     # ldexp's type is its mantissa's
             u = unify(u, ta)
         if u == INT:
             u = F64
-        if name in ("floor", "ceil", "trunc"):
-            raise self.src.refuse(node, f"math.{name} (returns an integer in numba)")
         codes = [t.cast(c, ta, u) for c, ta in args]
-        return self._math_text(node, name, codes, u), u
+        if name == "trunc":                              # an integer in numba: the cast truncates
+            return t.cast(codes[0], u, INT), INT
+        if name in ("floor", "ceil"):                    # likewise an integer
+            return t.cast(self._math_text(node, name, codes, u), u, INT), INT
+        if name == "ldexp":                              # x 2^i: i an integer, the power exact in floats
+            codes[1] = t.cast(args[1][0], args[1][1], u)
+        text = self._math_text(node, name, codes, u)
+        return (text, BOOL) if name in ("isnan", "isinf", "isfinite") else (text, u)
 
     def _math_text(self, node, name, codes, u):
         spelling = self.t.math.get(name)
@@ -888,8 +1243,7 @@ class _Scope:
             raise self.src.lacks(node, "math", self.t.system, f"math.{name}")
         if spelling is None:
             raise self.src.refuse(node, f"math.{name} (not translated by the adapter yet)")
-        one = self.t.literal(1.0, u)
-        return spelling.format(*codes, one=one)
+        return spelling.format(*codes, **{k: self.t.literal(v, u) for k, v in MATH_CONSTANTS.items()})
 
     def _cuda_call(self, node, path, statement):
         src, t = self.src, self.t
@@ -901,7 +1255,8 @@ class _Scope:
             return "(" + ", ".join(c for c, _ in items) + ",)", Tup((INT,) * n)
         if path in ("atomic.add", "atomic.sub", "atomic.max", "atomic.min"):
             arr_node, idx_node, val_node = node.args
-            if not isinstance(arr_node, ast.Name) or not isinstance(self.vars.get(arr_node.id), Arr):
+            if not isinstance(arr_node, ast.Name) or not isinstance(self.vars.get(arr_node.id), Arr) \
+                    or arr_node.id in self.local_arrays or arr_node.id in self.aliases:
                 raise src.refuse(node, "an atomic on something other than an array parameter")
             at = self.vars[arr_node.id]
             elts = idx_node.elts if isinstance(idx_node, ast.Tuple) else [idx_node]
@@ -921,36 +1276,47 @@ class _Scope:
         if path == "shared.array":
             raise src.refuse(node, "cuda.shared.array outside an assignment to a name")
         if path in ("local.array", "const.array_like"):
-            raise src.refuse(node, f"cuda.{path} (not translated by the adapter yet)")
-        if path.startswith("shfl") or path.startswith("vote") or path in ("laneid", "activemask", "ballot_sync"):
+            raise src.refuse(node, f"cuda.{path} outside an assignment to a name (not translated by the adapter yet)")
+        if path in ("threadfence", "threadfence_block", "threadfence_system"):
+            raise src.lacks(node, "fence", t.system, f"cuda.{path}()")
+        if path == "cg.this_grid":
+            raise src.lacks(node, "grid_sync", t.system, "cuda.cg.this_grid()")
+        if path.startswith("shfl") or path.startswith("vote") or path in ("activemask", "ballot_sync"):
             raise src.lacks(node, "warp_intrinsics", t.system, f"cuda.{path}")
         raise src.refuse(node, f"cuda.{path}")
 
 
 def lift_early_returns(stmts: list, values: bool = False) -> list:
     """`if c: ...; return` followed by more statements becomes `if c: ... else: <the rest>`, so a
-    kernel without early exits says the same thing (Taichi's parallel loop has none). With
-    `values`, the same for a function's `return v`, which then stays at the end of its branch.
-    Returns left inside loops stay, and the translator refuses them."""
+    kernel without early exits says the same thing (Taichi's parallel loop has none). An `if`
+    (or `elif` chain) some of whose paths return takes the statements after it into each branch,
+    where a branch that returns drops them as unreachable. With `values`, the same for a
+    function's `return v`, which then stays at the end of its branch. Returns left inside loops
+    stay, and the translator refuses them."""
     out = []
     for k, s in enumerate(stmts):
         if isinstance(s, ast.Return) and (values or s.value is None):
             return out + [s] if values else out          # the rest is unreachable
-        if isinstance(s, ast.If) and _ends_in_return(s.body, values) and not s.orelse:
-            rest = lift_early_returns(stmts[k + 1:], values)
-            lifted = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body, values) or [ast.Pass()],
-                                              orelse=rest), s)
-            out.append(lifted)
+        if isinstance(s, ast.If) and _returns_outside_loops(s, values):
+            rest = stmts[k + 1:]
+            body = lift_early_returns(s.body + rest, values) or [ast.Pass()]
+            orelse = lift_early_returns(s.orelse + rest, values)
+            out.append(ast.copy_location(ast.If(test=s.test, body=body, orelse=orelse), s))
             return out
-        if isinstance(s, ast.If):
-            s = ast.copy_location(ast.If(test=s.test, body=lift_early_returns(s.body, values) or [ast.Pass()],
-                                         orelse=lift_early_returns(s.orelse, values)), s)
         out.append(s)
     return out
 
 
-def _ends_in_return(stmts, values: bool = False) -> bool:
-    return bool(stmts) and isinstance(stmts[-1], ast.Return) and (values or stmts[-1].value is None)
+def _returns_outside_loops(s: ast.If, values: bool) -> bool:
+    """Whether a path through the `if` returns, other than from inside a loop."""
+    def returns(block) -> bool:
+        for t in block:
+            if isinstance(t, ast.Return) and (values or t.value is None):
+                return True
+            if isinstance(t, ast.If) and (returns(t.body) or returns(t.orelse)):
+                return True
+        return False
+    return returns(s.body) or returns(s.orelse)
 
 
 def single_exit(src: "Source", stmts: list) -> list:

@@ -44,8 +44,10 @@ class WarpTarget(Target):
     def literal(self, value, t):
         if t == INT:
             return str(int(value))
-        if not math.isfinite(value):
-            raise UnsupportedError(f"non-finite literal {value!r}")
+        if math.isnan(value):
+            return f"{_SCALAR[t]}(wp.nan)"
+        if math.isinf(value):
+            return f"{_SCALAR[t]}({'-' if value < 0 else ''}wp.inf)"
         return f"{_SCALAR[t]}({float(value)!r})"
 
     def cast(self, code, src, dst):
@@ -54,10 +56,18 @@ class WarpTarget(Target):
         if src == BOOL:
             return f"wp.where({code}, {self.literal(1, dst) if dst != INT else '1'}, " \
                    f"{self.literal(0, dst) if dst != INT else '0'})"
+        if src == INT and code.isidentifier():
+            # Warp 1.19 retypes a name bound to an integer constant (`m = 2`, or the counter of a
+            # range loop it unrolls) when it is cast: after `wp.float64(m)`, `i + m` fails with
+            # "Input types must be the same". Casting a copy (`wp.int32(m)`) leaves `m` an integer.
+            code = f"wp.int32({code})"
         return f"{_SCALAR[dst]}({code})"
 
     def variable_int(self, code):
         return f"wp.int32({code})"       # a bare literal is a constant in Warp: a loop could not update it
+
+    def variable_bool(self, code):
+        return f"wp.bool({code})"        # likewise
 
     def _sig(self, fn: Function) -> str:
         parts = []
@@ -97,6 +107,11 @@ class WarpTarget(Target):
         if _other_int(t):          # Warp wants the array's own type; the old value is an int32 like a load
             return f"wp.int32(wp.atomic_{op}({arr}, {', '.join(index)}, {_ELEM[t.dtype]}({value})))"
         return f"wp.atomic_{op}({arr}, {', '.join(index)}, {value})"
+
+    def local_array(self, name, shape, elem):
+        if len(shape) == 1:
+            return f"{name} = wp.vector(dtype={_SCALAR[elem] if elem != 'i32' else 'wp.int32'}, length={shape[0]})"
+        return f"{name} = wp.matrix(shape={tuple(shape)!r}, dtype={_SCALAR[elem] if elem != 'i32' else 'wp.int32'})"
 
     def pow(self, a, b):
         return f"wp.pow({a}, {b})"

@@ -31,12 +31,16 @@ class CudaBackend(Backend):
         return TargetConfig("cuda", self.cc, fastmath, debug)
 
     def asarray(self, host):
+        if host.dtype.fields is not None:     # records (generator states): cupy has no record dtypes,
+            return self.cuda.to_device(np.ascontiguousarray(host))   # numba's device arrays keep them
         if host.flags.c_contiguous:
             return self.cp.asarray(host)
         from harness.problems.layouts import device_view            # a view keeps its strides and offset
         return device_view(self, host, {})
 
     def to_host(self, arr):
+        if not isinstance(arr, self.cp.ndarray) and hasattr(arr, "copy_to_host"):   # numba's (asarray)
+            return arr.copy_to_host()
         return self.cp.asnumpy(arr)
 
     def is_array(self, value) -> bool:

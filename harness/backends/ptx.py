@@ -25,6 +25,7 @@ class PtxBackend(Backend):
         self.cuda = cuda
         self.compiles = CompileMemo()
         _compile_device_functions_without_a_driver()
+        _compile_eager_signatures_without_a_driver()
 
     def config(self, fastmath=False, debug=False) -> TargetConfig:
         return TargetConfig("cuda", CC, fastmath, debug)
@@ -76,6 +77,35 @@ def _compile_device_functions_without_a_driver() -> None:
             return _CompileOnlyDevice()
     current_device_or_target._harness_compile_only = True
     dispatcher.get_current_device = current_device_or_target
+
+
+def _compile_eager_signatures_without_a_driver() -> None:
+    """A kernel published with an eager signature (`@cuda.jit("(f8[:], f8[:])")`) is compiled when
+    its module is imported: numba generates its PTX for the current device's compute capability
+    and binds it to a CUDA context, both of which need a driver. With none present, generate for
+    this tier's target and leave the kernel unbound (this tier launches nothing), so such a module
+    imports as published; the tier compiles the kernel's Python function itself, as for any other."""
+    import numba.cuda.codegen as codegen
+    import numba.cuda.dispatcher as dispatcher
+    from numba.cuda.cudadrv.error import CudaSupportError
+    ensure_cc, bind = codegen.CUDACodeLibrary._ensure_cc, dispatcher._Kernel.bind
+    if getattr(ensure_cc, "_harness_compile_only", False):
+        return
+
+    def ensure_cc_or_target(self, cc):
+        try:
+            return ensure_cc(self, cc)
+        except CudaSupportError:
+            return (*CC, "a" if CC >= (9, 0) else "")
+
+    def bind_where_a_driver_is(self):
+        try:
+            return bind(self)
+        except CudaSupportError:
+            return None
+    ensure_cc_or_target._harness_compile_only = True
+    codegen.CUDACodeLibrary._ensure_cc = ensure_cc_or_target
+    dispatcher._Kernel.bind = bind_where_a_driver_is
 
 
 def ptx_facts(ptx: str) -> dict:

@@ -14,7 +14,8 @@ class SimBackend(Backend):
         if not config.ENABLE_CUDASIM:
             raise RuntimeError("the sim backend needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
         from numba import cuda
-        from harness.backends import sim_block, sim_modules, sim_warp
+        from harness.backends import sim_block, sim_jit_options, sim_modules, sim_warp
+        sim_jit_options.install()             # jit's build-only options (launch_bounds, ...)
         sim_warp.install()                    # the simulator has no warp shuffles of its own
         sim_modules.install()                 # numba.cuda.grid(...) through the numba package
         sim_block.install()                   # a GPU's launch limits and barrier rules; stoppable launches

@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.cases.allowed_types import ALLOWED_TYPES, describe_allowed
 from harness.core.errors import CaseError
+from harness.core.rng_states import STATE_DTYPE_NAME, seeded_states
 from harness.model import ArgSpec, ArraySpec, KernelRef
 
 # The project's kernel files, imported once per process (as Python imports a module once): a
@@ -66,6 +67,8 @@ def resolve_type(name: str):
 
 def init_array(spec: ArraySpec, rng: np.random.Generator, shape=None) -> np.ndarray:
     shape = tuple(spec.shape) if shape is None else shape
+    if spec.dtype == STATE_DTYPE_NAME:                  # generator states: seeded as numba seeds them
+        return seeded_states(int(np.prod(shape)), **spec.init["rng_states"]).reshape(shape)
     dtype = np.dtype(spec.dtype)
     init = spec.init
     if init == "zeros":

@@ -38,10 +38,11 @@ from harness.cases.limits import MAX_ELEMENTS, MAX_KERNEL_FILE_BYTES, EventWalk,
 from harness.cases.values import check_document, dtype_problem
 from harness.cases.expand import RECAST_DTYPES
 from harness.core.errors import CaseError
+from harness.core.rng_states import STATE_DTYPE_NAME
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
                            LaunchSpec, LaunchStep, LoopStep, ProgramSpec)
 
-ARG_KINDS = ("array", "scalar", "type", "function")
+ARG_KINDS = ("array", "scalar", "type", "function", "rng_states")
 DIFFERENTIABLE_ARRAY_ACTIVITIES = ("duplicated", "duplicated_no_need", "batch_duplicated")
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint32", "uint64")
 
@@ -462,12 +463,34 @@ def _top_level_functions(path: str, mtime_ns: int, size: int) -> dict[str, tuple
     """{name: parameter names} of every top-level `def` in a Python file (keyed by mtime so an
     edited kernel is re-read). Parsing, not importing: loading a case must run no user code."""
     tree = ast.parse(Path(path).read_bytes(), filename=path)
-    functions = {}
+    functions, factories = {}, {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            a = node.args
-            functions[node.name] = tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
+            functions[node.name] = _parameters(node)
+            made = _made_function(node)
+            if made is not None:
+                factories[node.name] = _parameters(made)
+    for node in tree.body:       # `k = make_kernel(...)`: a kernel a factory function defines and returns
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                and node.value.func.id in factories:
+            functions[node.targets[0].id] = factories[node.value.func.id]
     return functions
+
+
+def _parameters(node) -> tuple[str, ...]:
+    a = node.args
+    return tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
+
+
+def _made_function(factory):
+    """The function a factory defines in its body and returns at its end (`def make(): ... def k(...):
+    ... return k`), or None."""
+    last = factory.body[-1] if factory.body else None
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
+        return None
+    inner = [n for n in factory.body if isinstance(n, ast.FunctionDef) and n.name == last.value.id]
+    return inner[-1] if inner else None
 
 
 def _closest_file(root: Path, relative: str) -> str:
@@ -561,6 +584,8 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
     path = ("args", name)
     if "alias" in raw:                                      # the buffer of another array argument
         return _build_alias_arg(ctx, name, raw)
+    if "rng_states" in raw:                                 # an array of generator states
+        return _build_rng_states_arg(ctx, name, raw)
     kind = next(k for k in ARG_KINDS if k in raw)          # the schema allows exactly one
     activity = raw.get("activity", "const")
     width = raw.get("width")
@@ -624,6 +649,25 @@ def _build_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
 
     return ArgSpec(name=name, kind=kind, activity=activity, array=array, value=value, dtype=dtype,
                    width=width, shadow=shadow, line=_line_of(ctx.document, path))
+
+
+def _build_rng_states_arg(ctx: _Context, name: str, raw: dict) -> ArgSpec:
+    """`{rng_states: {count, seed, subsequence_start}}`: a const array of `count` states of numba's
+    generator (record dtype STATE_DTYPE_NAME), built by harness.cases.inputs as
+    numba.cuda.random.create_xoroshiro128p_states builds it."""
+    path = ("args", name)
+    for key in ("shadow", "width"):
+        if key in raw:
+            ctx.fail(f"rng_states takes only 'rng_states' and 'activity' (got '{key}')", path + (key,))
+    activity = raw.get("activity", "const")
+    if activity != "const":
+        ctx.fail(f"rng_states are always const: the numbers drawn from them are constants, with no "
+                 f"derivative (got activity '{activity}')", path + ("activity",))
+    spec = raw["rng_states"]
+    init = {"rng_states": {"seed": spec.get("seed", 0), "subsequence_start": spec.get("subsequence_start", 0)}}
+    return ArgSpec(name=name, kind="array", activity="const",
+                   array=ArraySpec(shape=(spec["count"],), dtype=STATE_DTYPE_NAME, init=init),
+                   line=_line_of(ctx.document, path))
 
 
 def _allowed_type(ctx: _Context, name: str, path: KeyPath) -> str:

@@ -5,6 +5,17 @@ names are part of the user-facing contract: rename nothing.
 """
 from __future__ import annotations
 
+import re
+
+# terminal escapes (numba colours its errors: ESC [ 1 m) and other control characters but newline
+# and tab: messages travel into case files and reports, where YAML and HTML reject or garble them
+_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain_text(message: str) -> str:
+    """The message without terminal colour codes or other control characters."""
+    return _TERMINAL_ESCAPE.sub("", message)
+
 
 class HarnessError(Exception):
     """Base class of every deliberate harness error."""

@@ -18,7 +18,7 @@ import os
 import traceback
 from contextlib import contextmanager
 
-from harness.core.errors import EngineInternalError, HarnessError, UnsupportedError
+from harness.core.errors import EngineInternalError, HarnessError, UnsupportedError, plain_text
 
 ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 BUG_MARK = "internal error of the AD engine (an engine bug, not a limit of what it can differentiate)"
@@ -70,7 +70,7 @@ def internal_error(exc: BaseException, kernel_file: str | None, kernel_line: int
                    what: str) -> EngineInternalError:
     file, line = _kernel_location(exc.__traceback__)
     file, line = file or kernel_file, line or kernel_line
-    message = (f"{BUG_MARK} while {what}: {type(exc).__name__}: {exc} (raised at "
+    message = (f"{BUG_MARK} while {what}: {type(exc).__name__}: {plain_text(str(exc))} (raised at "
                f"{_raising_frame(exc.__traceback__)}). Please report it with this kernel; the original "
                "exception and its traceback are chained below")
     return EngineInternalError(message, file=file, line=line)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.core.errors import plain_text
 from harness.policy import BUG_STATES, State
 from harness.fuzz.grammar import FuzzKernel, generate
 
@@ -196,7 +197,7 @@ class Fuzzer:
         self.findings.mkdir(parents=True, exist_ok=True)
         case = write_kernel(self.findings, fk, name)
         doc = yaml.safe_load(case.read_text())
-        doc["description"] += f" Found: {mode} mode: {message[:400]}"
+        doc["description"] += f" Found: {mode} mode: {plain_text(message)[:400]}"
         case.write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120))
         tally.findings.append((seed, mode, kind, message, str(case)))
 

@@ -17,8 +17,6 @@
 """
 from __future__ import annotations
 
-from harness.policy import FIXED
-
 import ast
 import re
 import subprocess
@@ -27,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from harness.core.errors import plain_text
+from harness.policy import FIXED
 
 _FOUND = re.compile(r"Found: (\S+?)(?:@(\w+))?: ")
 
@@ -191,7 +192,7 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
         kernel.write_text(f'"""Reduced from {f.case.stem} ({f.run}) by `harness fuzz --triage`: {target}."""\n' + source)
         case["id"], case["kernel"] = name, f"kernels/{kernel.name}:kernel"
         case["title"] = f"{f.engine} {f.mode}: {f.oracle} with {', '.join(signature[3]) or 'plain arithmetic'} (fuzzing)"
-        case["description"] = f"Found by `harness fuzz` ({f.case.stem}, {f.run}): {f.message[:300]}"
+        case["description"] = f"Found by `harness fuzz` ({f.case.stem}, {f.run}): {plain_text(f.message)[:300]}"
         if f.engine != "bundled":
             from harness.fuzz.differential import FOUND_BY_FUZZING, system_name
             case["engines"] = {f.engine: {"expect": {"xfail": {"reason": f"{system_name(f.engine)}: {FOUND_BY_FUZZING}"}}}}

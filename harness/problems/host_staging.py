@@ -58,8 +58,12 @@ def host_state_limit() -> int:
 
 def keeps_on_host(device_module, host_arrays) -> bool:
     """A problem on a device backend (its array module is not numpy) whose arrays are small enough
-    to check on the host."""
-    return device_module is not np and total_elements(host_arrays) <= host_state_limit()
+    to check on the host, or that has an array of records (a random generator's states), which the
+    device's array module (cupy) cannot hold: only the staged launches put it on the device."""
+    if device_module is np:
+        return False
+    return total_elements(host_arrays) <= host_state_limit() or \
+        any(np.asarray(a).dtype.fields is not None for a in host_arrays)
 
 
 class Staged:

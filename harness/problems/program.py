@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.core.activity import Active, Const, Duplicated
+from harness.engine.frontend.source import python_function
 from harness.engine.runtime.launch import Engine, LaunchConfig
 from harness.core.errors import UnsupportedError
 from harness.cases.inputs import HostArg, init_array, load_kernel
@@ -66,7 +67,8 @@ class ProgramProblem:
         for step in program.launches():
             fn = load_kernel(step.kernel, root)
             access = array_access(fn)
-            params = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+            code = python_function(fn).__code__          # a @cuda.jit kernel's too
+            params = code.co_varnames[:code.co_argcount]
             to_buffer = dict(zip(params, step.args))
             self.launches.append(_Launch(step, fn, launch_config(step.launch),
                                          frozenset(to_buffer[p] for p in access.reads),

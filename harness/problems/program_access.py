@@ -12,6 +12,8 @@ import inspect
 import textwrap
 from dataclasses import dataclass
 
+from harness.engine.frontend.source import python_function
+
 _ATOMICS = {"add", "sub", "max", "min", "exch", "cas", "and_", "or_", "xor", "inc", "dec", "nanmax", "nanmin"}
 
 
@@ -29,7 +31,7 @@ def _is_atomic(call: ast.Call) -> bool:
 
 
 def array_access(fn) -> Access:
-    fn = getattr(fn, "py_func", fn)
+    fn = python_function(fn)                            # a @cuda.jit kernel's function too
     source = inspect.getsource(fn)
     tree = next(n for n in ast.parse(textwrap.dedent(source)).body if isinstance(n, ast.FunctionDef))
     first_line = fn.__code__.co_firstlineno - tree.lineno

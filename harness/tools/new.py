@@ -11,6 +11,9 @@ The arguments are read from the kernel's signature and body:
 - a scalar compared with a thread index, used in `range(...)`, in an index or in `int(...)` is an
   integer: Const (a bound compared with the thread index gets the launch size, a `range` count 4,
   an index offset 1);
+- a parameter passed as the states of numba's random number generator
+  (`xoroshiro128p_uniform_float32(states, i)` and the module's other functions) is an
+  `rng_states` argument with a state per thread of the launch;
 - every other array is a float array, Duplicated; every other scalar a float scalar, Active.
 
 The launch fits the arrays: 64 threads in blocks of 64 (`cuda.grid(2)`: 16 x 16 in blocks of
@@ -45,6 +48,7 @@ class ArgGuess:
     variable_index: bool = False          # indexed by anything but a literal somewhere
     past_end: int = 0                     # read at `i + k` (literal k): k elements past the launch size
     why: list[str] = field(default_factory=list)
+    rng: str = ""                         # the numba.cuda.random function it is passed to as states
 
 
 @dataclass
@@ -62,6 +66,13 @@ def _is_cuda_attr(node, names) -> bool:
             return True
         node = node.func if isinstance(node, ast.Call) else node.value
     return False
+
+
+def _random_function_name(func) -> str:
+    """The name of a numba.cuda.random device function a call names ('' for any other call); by
+    name, as the rest of this guess works from the source alone."""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name if name.startswith("xoroshiro128p_") or name == "init_xoroshiro128p_state" else ""
 
 
 def _names(node) -> set[str]:
@@ -114,6 +125,9 @@ def analyse(fn: ast.FunctionDef) -> KernelGuess:
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in guesses \
                 and node.attr in ("shape", "size", "ndim"):
             guesses[node.value.id].kind = "array"
+        elif isinstance(node, ast.Call) and _random_function_name(node.func) and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in guesses:
+            guesses[node.args[0].id].kind, guesses[node.args[0].id].rng = "array", _random_function_name(node.func)
         elif isinstance(node, ast.Call) and _is_cuda_attr(node.func, ("atomic",)) and node.args \
                 and isinstance(node.args[0], ast.Name) and node.args[0].id in guesses:
             target = guesses[node.args[0].id]
@@ -190,6 +204,7 @@ def case_yaml(guess: KernelGuess, kernel_ref: str, case_id: str) -> str:
     n = N_2D if guess.dims == 2 else N_1D
     if guess.dims == 2:
         launch = f"{{threads: [{n}, {n}], block: [8, 8]}}"
+        threads = n * n
     else:
         block = guess.shared_size if guess.shared_size and guess.shared_size <= 1024 else n
         threads = max(n, block)
@@ -200,7 +215,10 @@ def case_yaml(guess: KernelGuess, kernel_ref: str, case_id: str) -> str:
              f"kernel: {kernel_ref}", f"launch: {launch}", "args:"]
     for arg in guess.args:
         key = f"{arg.name}:".ljust(width)
-        if arg.kind == "array":
+        if arg.rng:
+            body = f"{{rng_states: {{count: {threads}, seed: 1}}}}"
+            why = f"numba's generator states (passed to {arg.rng}), one per thread"
+        elif arg.kind == "array":
             shape = [n] * arg.ndim if guess.dims == 2 or arg.ndim > 1 else [max(n, guess.shared_size or 0)]
             if guess.dims == 2 and arg.ndim == 1:
                 shape = [n]

@@ -154,6 +154,41 @@ def test_shared_array_declared_in_an_if_moves_to_the_top(kernel):
     assert isinstance(body[0], Alloc) and body[0].array.kind == "shared"
 
 
+def test_branches_on_constant_conditions_become_the_side_numba_keeps(kernel):
+    k = kernel("""
+        DEBUG = False
+        def k(out, x):
+            i = cuda.grid(1)
+            t = 1.04
+            if TPB > 16 and not DEBUG:
+                v = x[i] * x[i]
+            else:
+                v = math.sin(x[i])
+            if t > 0.46:
+                v = v + 1.0
+            w = 2.0 if DEBUG else 3.0
+            out[i] = v * w
+        """)
+    text = normal(k)
+    assert "if" not in text and "sin" not in text
+    assert "v = x[i] * x[i]" in text and "v = v + 1.0" in text and "w = 3.0" in text
+
+
+def test_names_bound_twice_or_per_thread_do_not_fold(kernel):
+    k = kernel("""
+        def k(out, x):
+            i = cuda.grid(1)
+            t = 1.04
+            if i > 3:
+                t = 0.1
+            if t > 0.46:
+                out[i] = x[i]
+            if i > 0:
+                out[i] = 2.0 * x[i]
+        """)
+    assert normal(k).count("if ") == 3
+
+
 # ----------------------------------------------------------------------------- the lowering
 
 def test_tuple_unpacking_into_elements_nested_targets_and_swaps(kernel):
@@ -273,16 +308,57 @@ def test_rows_of_shared_arrays_index_their_array(kernel):
     assert loads[1][0] == "sm" and loads[1][1][0] == 2 and isinstance(loads[1][1][1], str)
 
 
-def test_partial_slices_are_refused(kernel):
+def test_windows_index_their_array_from_the_window_start(kernel):
+    from harness.engine.ir.ssa import Load, Prim
     k = kernel("""
+        @cuda.jit(device=True)
+        def first(row):
+            return row[0] + row[-1]
+
+        def k(out, x):
+            out[0] = first(x[0, 1:]) + x[1][2]
+        """)
+    body = statements(lower(k, ndim=2))
+    defs = {s.target: s.expr for s in body if hasattr(s, "target") and hasattr(s, "expr")}
+    loads = [s.expr for s in body if hasattr(s, "expr") and isinstance(s.expr, Load)]
+    assert [ld.array for ld in loads] == ["x", "x", "x"]
+    assert all(getattr(ld.index[0], "value", None) == v for ld, v in zip(loads, (0, 0, 1)))
+    assert getattr(loads[2].index[1], "value", None) == 2            # x[1][2] is the element x[1, 2]
+    # the window's start is 1 clamped to the row (Python's slice rule), and row[-1] its last element
+    start = defs[loads[0].index[1]]
+    assert isinstance(start, Prim) and start.op == "min"
+    last = defs[loads[1].index[1]]
+    assert isinstance(last, Prim) and last.op == "add" and last.args[0] == loads[0].index[1]
+
+
+@pytest.mark.parametrize("window", ["x[0, ::-1]", "x[0, 1:5:0]"])
+def test_a_slice_step_other_than_a_positive_literal_is_refused_at_its_line(kernel, window):
+    k = kernel(f"""
         @cuda.jit(device=True)
         def first(row):
             return row[0]
 
         def k(out, x):
-            out[0] = first(x[0, 1:])
+            out[0] = first({window})
         """)
-    with pytest.raises(UnsupportedError, match=r"only whole trailing dimensions may be sliced"):
+    with pytest.raises(UnsupportedError, match=r"dialect_\d+\.py:13: .*a slice's step must be a positive integer literal"):
+        lower(k, ndim=2)
+
+
+def test_a_store_into_a_view_is_a_loop_of_element_stores_and_broadcasting_is_refused(kernel):
+    from harness.engine.ir.ssa import Loop, Store
+    k = kernel("""
+        def k(out, x):
+            out[1:3] = x[0, 2:4]
+        """)
+    body = statements(lower(k, ndim=2))
+    assert sum(isinstance(s, Loop) for s in body) == 1
+    assert [s.array for s in body if isinstance(s, Store)] == ["out"]
+    k = kernel("""
+        def k(out, x):
+            out[1:3] = x
+        """)
+    with pytest.raises(UnsupportedError, match=r"dialect_\d+\.py:9: .*storing an array of 2 dimension\(s\) into a view of 1: numba refuses it too"):
         lower(k, ndim=2)
 
 
@@ -321,6 +397,19 @@ def test_constructs_numba_refuses_say_so(kernel, construct, words):
             out[0] = x[0]
         """)
     with pytest.raises(UnsupportedError, match=rf":10: {words} cannot be compiled by numba\.cuda itself"):
+        lower(k)
+
+
+@pytest.mark.parametrize("dtype, words", [("float128x", r"the array dtype `float128x` is not defined"),
+                                          ("'floatx'", r"unknown dtype 'floatx'")])
+def test_an_undefined_or_unknown_shared_dtype_is_refused_at_its_line(kernel, dtype, words):
+    k = kernel(f"""
+        def k(out, x):
+            sm = cuda.shared.array(32, {dtype})
+            sm[0] = x[0]
+            out[0] = sm[0]
+        """)
+    with pytest.raises(UnsupportedError, match=rf":9: {words}"):
         lower(k)
 
 

@@ -375,3 +375,14 @@ def test_a_refusal_does_not_depend_on_earlier_launches(kernels, engine, be):
     engine.options.tape_size = 2
     with pytest.raises(UnsupportedError, match="ran more than 2 iterations"):
         engine.launch(sk.weight_by_ticket, LaunchConfig.threads(n, n), *args(), mode="reverse")
+
+
+@pytest.mark.parametrize("grid, block", [(0, 32), (1, -4), ((1, 2, 3, 4), 8), (1.5, 32), (True, 32), ("4", 32)])
+def test_launch_config_names_a_bad_dimension(grid, block):
+    with pytest.raises(ValueError, match="LaunchConfig (grid|block)="):
+        LaunchConfig(grid, block)
+
+
+def test_launch_config_takes_numbas_spellings():
+    assert LaunchConfig(4, 128) == LaunchConfig((4,), (128,)) == LaunchConfig([4], np.int64(128))
+    assert LaunchConfig((2, 3), (16, 8)).grid == (2, 3)

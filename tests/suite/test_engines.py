@@ -231,6 +231,24 @@ def test_warp_refuses_forward_mode_and_active_scalars():
                 Active(np.float64(2.0)), Duplicated(x, dx), mode="reverse")
 
 
+@pytest.mark.parametrize("engine, system", [("warp", "Warp"), ("taichi", "Taichi")])
+def test_adapters_refuse_numbas_random_numbers_naming_the_draw(engine, system):
+    """Neither system has xoroshiro128p states: the refusal names the draw inside the device
+    function (kernels/rng.py) and says why, before any argument is unpacked."""
+    pytest.importorskip(engine)
+    from harness.core.activity import Const, Duplicated
+    from harness.core.rng_states import seeded_states
+    from harness.engine.runtime.launch import LaunchConfig
+    line = next(n for n, text in enumerate((ROOT / "kernels/rng.py").read_text().splitlines(), 1)
+                if "return v + 0.01 * xoroshiro128p_normal_float32(states, i)" in text)
+    x = np.ones(8, np.float32)
+    with pytest.raises(UnsupportedError, match=rf"rng.py:{line}: xoroshiro128p_normal_float32\(...\) draws from "
+                                               rf"numba's generator: {system}: .*(PCG|ti.random)"):
+        _launch(engine, "kernels/rng.py:jitter_then_square", LaunchConfig.threads(8, 8),
+                Duplicated(np.zeros(8, np.float32), np.ones(8, np.float32)), Duplicated(x, np.zeros(8, np.float32)),
+                Const(seeded_states(8, 1)), 8, mode="reverse")
+
+
 def test_taichi_functions_return_once_and_warp_int64_atomics_take_int64(tmp_path):
     """Taichi refuses a return inside a non-static if (helper-early-return was a TaichiSyntaxError);
     Warp refuses an int32 value for an int64 array's atomic (atomic-ticket-loop was a parse error)."""
@@ -384,3 +402,197 @@ def test_the_missing_math_functions_are_what_the_targets_cannot_spell():
     numba_math = set(MATH_FUNCTIONS.values()) - {"min", "max", "floor", "ceil", "trunc"}
     for target in (WarpTarget(), TaichiTarget()):
         assert numba_math - set(target.math) - UNTRANSLATED_MATH == MISSING_MATH[target.system], target.name
+
+
+# ----------------------------------------------------------------------------- the rest of the dialect
+
+def _both(k, params):
+    return (Translator(WarpTarget(), k, params, LAUNCH).module_text("doc"),
+            Translator(TaichiTarget(), k, params, LAUNCH).module_text("doc"))
+
+
+def test_inner_functions_become_device_functions_taking_what_they_read_at_each_call(tmp_path):
+    """An inner function's free names are read at the call (Python's late binding): the lifted
+    function takes them as parameters after its own, and a call passes their current values."""
+    k, _ = _kernel(tmp_path, """
+        def k(out, x):
+            a = 2.0
+            def scaled(t, p=2):
+                return a * t ** p + x[0]
+            def twice(t):
+                return scaled(t) + scaled(t, 1)
+            i = cuda.grid(1)
+            out[i] = twice(x[i])
+            a = 3.0
+            out[i] += scaled(x[i])
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))]
+    warp, taichi = _both(k, params)
+    assert "def k__scaled_f64_int_f64_a1f64(t: wp.float64, p: wp.int32, a: wp.float64, x: wp.array" in warp, warp
+    assert "def k__twice_f64_f64_a1f64(t: wp.float64, a: wp.float64, x: wp.array" in warp
+    assert "k__scaled_f64_int_f64_a1f64(t, 2, a, x)" in warp and "k__scaled_f64_int_f64_a1f64(t, 1, a, x)" in warp
+    assert "out[i] = k__twice_f64_f64_a1f64(x[i], a, x)" in warp
+    assert warp.index("a = wp.float64(3.0)") < warp.index("k__scaled_f64_int_f64_a1f64(x[i], 2, a, x)")
+    assert "@ti.func" in taichi and "k__twice_f64_f64_a1f64(x[i], a, x)" in taichi
+    ast.parse(warp), ast.parse(taichi)
+
+
+def test_an_inner_function_defined_in_a_block_is_refused_when_called_after_it(tmp_path):
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            i = cuda.grid(1)
+            if i > 3:
+                def f(t):
+                    return t * 2.0
+                out[i] = f(x[i])
+            out[i] += f(x[i])
+        """)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:11: inner function f is defined inside a branch "
+                                                r"or loop \(line 8\)"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
+
+
+def test_an_inner_function_whose_callee_reads_a_name_it_rebinds_is_refused(tmp_path):
+    """g reads the kernel's s; f, which calls g, has an s of its own: passing f's s would be wrong."""
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            s = 2.0
+            def g(t):
+                return t * s
+            def f(t):
+                s = 5.0
+                return g(t) + s
+            out[0] = f(x[0])
+        """)
+    with pytest.raises(UnsupportedError, match=r"inner function f binds s, which inner function g it calls reads"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
+
+
+def test_loop_else_runs_under_the_flag_its_breaks_set(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, x, n):
+            i = cuda.grid(1)
+            acc = 0.0
+            for j in range(n):
+                if j == 3:
+                    break
+                acc += x[j]
+            else:
+                acc = -acc
+            while acc > 1.0:
+                acc *= 0.5
+            else:
+                acc += 1.0
+            out[i] = acc
+        """)
+    warp, taichi = _both(k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)])
+    flag = "_loop8_4_broke"
+    assert f"{flag} = wp.bool(False)" in warp and f"{flag} = wp.bool(True)" in warp, warp
+    assert f"if (not {flag}):" in warp and "acc = (-acc)" in warp.split(f"if (not {flag}):")[1]
+    after_while = warp.split("while (acc > wp.float64(1.0)):")[1]
+    assert "acc = (acc + wp.float64(1.0))" in after_while and "_broke" not in after_while   # no break: no flag
+    assert f"{flag} = False" in taichi
+    ast.parse(warp), ast.parse(taichi)
+
+
+def test_tuple_assignment_reads_every_value_before_binding_any_target(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def pair(a, b):
+            return a + b, a - b
+
+        def k(out, x):
+            i = cuda.grid(1)
+            p, q = x[i], 2.0 * x[i]
+            p, q = q, p
+            out[i, 0], (out[i, 1], out[i, 2]) = p, pair(p, q)
+        """)
+    warp, taichi = _both(k, [Param("out", Arr(F64, 2)), Param("x", Arr(F64, 1))])
+    swap = warp.split("p = _unpack")[0]
+    assert "_unpack11_4_0 = q" in warp and "_unpack11_4_1 = p" in warp, warp
+    assert "p = _unpack11_4_0" in warp and "q = _unpack11_4_1" in warp and "p = q\n" not in swap
+    assert "_unpack12_4_part0, _unpack12_4_part1 = pair_f64_f64(p, q)" in warp
+    assert "out[i, 1] = _unpack12_4_1" in warp and "out[i, 2] = _unpack12_4_2" in warp
+    ast.parse(warp), ast.parse(taichi)
+
+
+def test_local_arrays_integer_math_lanes_and_module_numbers_translate(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, x):
+            i = cuda.grid(1)
+            tmp = cuda.local.array(4, 'float64')
+            for d in (0, 1, 2, 3):
+                tmp[d] = math.ldexp(x[i], d) + math.degrees(math.pi)
+            k = math.floor(x[i]) + cuda.laneid * cuda.warpsize
+            if not math.isinf(x[i]):
+                out[i] = tmp[k % 4] + math.exp2(x[i]) + math.inf * 0.0
+        """)
+    warp, taichi = _both(k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))])
+    assert "tmp = wp.vector(dtype=wp.float64, length=4)" in warp, warp
+    assert "d = wp.int32(3)" in warp and "for d in" not in warp                      # the tuple loop unrolled
+    assert "(x[i] * wp.pow(wp.float64(2.0), wp.float64(wp.int32(d))))" in warp      # d stays an integer
+    assert "wp.int32(wp.floor(x[i]))" in warp and "((_t0 % 32) % 32)" in warp and "* 32" in warp
+    assert "wp.isinf(x[i])" in warp and "wp.float64(wp.inf)" in warp and "wp.pow(wp.float64(2.0), x[i])" in warp
+    assert "tmp = ti.Vector.zero(ti.f64, 4)" in taichi and "ti.math.isinf(x[i])" in taichi
+    assert "ti.cast(ti.floor(x[i]), ti.i32)" in taichi and "ti.f64(ti.math.inf)" in taichi
+    ast.parse(warp), ast.parse(taichi)
+
+
+def test_a_store_into_a_local_array_at_a_run_time_index_is_recorded_for_taichi(tmp_path):
+    """Taichi's autodiff cannot take a store into a local vector at a run-time index (a read at one
+    it can): the kernel records the first such store, which the Taichi adapter refuses to differentiate."""
+    k, path = _kernel(tmp_path, """
+        def k(out, x, n):
+            i = cuda.grid(1)
+            tmp = cuda.local.array(4, 'float64')
+            tmp[0] = x[i]
+            out[i] = tmp[n % 4]
+            tmp[n % 4] = out[i] * tmp[0]
+            out[i] += tmp[1]
+        """)
+    params = [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)]
+    assert Translator(TaichiTarget(), k, params, LAUNCH).kernel.dynamic_local_index == (str(path), 10)
+    k, _ = _kernel(tmp_path, """
+        def k(out, x, n):
+            i = cuda.grid(1)
+            tmp = cuda.local.array(4, 'float64')
+            tmp[0] = x[i]
+            out[i] = tmp[n % 4]
+        """)
+    assert Translator(TaichiTarget(), k, params, LAUNCH).kernel.dynamic_local_index is None
+
+
+def test_a_name_for_one_of_two_arrays_reads_through_a_flag_and_needs_one_shape():
+    """`data = buf_0 if step % 2 == 0 else buf_1`: loads select, stores branch on the flag kept at
+    the binding; the translation reads both arrays, so arrays of different shapes are refused."""
+    pytest.importorskip("warp")
+    from harness.core.activity import Const, Duplicated
+    from harness.engine.runtime.launch import LaunchConfig
+    out, dout = np.zeros(8), np.ones(8)
+    a, b = np.arange(8.0), np.arange(8.0) + 10
+    result = _launch("warp", "kernels/dialect.py:ping_pong", LaunchConfig.threads(8, 8), Duplicated(out, dout),
+                     Duplicated(a, np.zeros(8)), Duplicated(b, np.zeros(8)), Const(np.int64(1)), mode="primal")
+    np.testing.assert_allclose(out, b * b)
+    text = Path(result.plan.source_path).read_text()
+    assert "_data_is_buf_0 = " in text and "wp.where(_data_is_buf_0, buf_0[i], buf_1[i])" in text, text
+    with pytest.raises(UnsupportedError, match=r"arrays 'buf_0' \(8,\) and 'buf_1' \(9,\).*differ in shape"):
+        _launch("warp", "kernels/dialect.py:ping_pong", LaunchConfig.threads(8, 8), Duplicated(out, dout),
+                Duplicated(a, np.zeros(8)), Duplicated(np.zeros(9), np.zeros(9)), Const(np.int64(1)), mode="primal")
+
+
+def test_integer_bitwise_operators_translate_and_float_ones_are_refused(tmp_path):
+    k, _ = _kernel(tmp_path, """
+        def k(out, x):
+            i = cuda.grid(1)
+            j = ((i << 1) ^ (i >> 1)) & 7 | ~i
+            j |= 1
+            out[i] = x[j % 8]
+        """)
+    warp, taichi = _both(k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))])
+    assert "j = ((((i << 1) ^ (i >> 1)) & 7) | (~i))" in warp and "j = (j | 1)" in warp, warp
+    assert "j = ((((i << 1) ^ (i >> 1)) & 7) | (~i))" in taichi
+    k, path = _kernel(tmp_path, """
+        def k(out, x):
+            out[0] = x[0] & 1.0
+        """)
+    with pytest.raises(UnsupportedError, match=rf"{path.name}:6: bitwise & of a float"):
+        Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)

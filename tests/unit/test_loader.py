@@ -243,6 +243,33 @@ def test_decorated_kernel_uses_its_own_parameters(project):
     assert [a.name for a in case.args] == ["out", "x", "a"]
 
 
+FACTORY = """\
+def make(tile=16):
+    size = tile * tile
+
+    def kernel(out, x, y):
+        out[0] = x[0] + y[0]
+    return kernel
+
+
+def not_a_factory():
+    def inner(out, x, y):
+        pass
+
+
+made = make(8)
+not_made = not_a_factory()
+"""
+
+
+def test_a_kernel_a_factory_returns_uses_the_inner_functions_parameters(project):
+    (project / "kernels" / "factory.py").write_text(FACTORY)
+    [case] = load(project, edit("k.py:add", "factory.py:made"))
+    assert [a.name for a in case.args] == ["out", "x", "y"]
+    with pytest.raises(CaseError, match="no top-level function 'not_made'"):
+        load(project, edit("k.py:add", "factory.py:not_made"))
+
+
 def test_nested_check(project):
     text = BASE + "check:\n  nested: {function: kernels/k.py:two, mode: reverse, " \
                   "args: {x: {shadow: y}}}\n"

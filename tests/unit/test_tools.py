@@ -66,6 +66,18 @@ def cubic(out, x, c):
         out[i] = c[0] + x[i] * (c[1] + x[i] * (c[2] + x[i] * c[3]))
 
 
+def noisy(out, x, states):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = x[i] * x[i] + 0.1 * xoroshiro128p_normal_float64(states, i)
+
+
+def noisy_plane(out, rng_states):
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = out[i, j] * cuda.random.xoroshiro128p_uniform_float32(rng_states, i * 16 + j)
+
+
 def finding(out, x, y, c):
     i = cuda.grid(1)
     if i < out.shape[0]:
@@ -133,6 +145,20 @@ def test_new_types_loop_bound_arrays_as_integers_and_sizes_literal_indexed_array
     stencil = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "stencil")),
                                 "kernels/mine.py:stencil", "stencil"))
     assert "shape: [64]" in stencil["w"]          # indexed by a loop variable: sized as before
+
+
+def test_new_gives_a_generator_state_array_an_rng_states_argument(project):
+    from harness.cases import load_case_file
+    text = case_yaml(analyse(find_function(project / "kernels/mine.py", "noisy")), "kernels/mine.py:noisy", "noisy")
+    lines = args_of(text)
+    assert "{rng_states: {count: 64, seed: 1}}" in lines["states"] and "xoroshiro128p_normal_float64" in lines["states"]
+    assert "activity: duplicated" in lines["x"]
+    plane = args_of(case_yaml(analyse(find_function(project / "kernels/mine.py", "noisy_plane")),
+                              "kernels/mine.py:noisy_plane", "noisy-plane"))
+    assert "{rng_states: {count: 256, seed: 1}}" in plane["rng_states"]      # a state per thread of 16 x 16
+    (project / "cases" / "noisy.yaml").write_text(text)
+    case, = load_case_file(project / "cases" / "noisy.yaml", project)
+    assert [a.array.dtype for a in case.args] == ["float64", "float64", "xoroshiro128p"]
 
 
 def test_new_writes_the_case_runs_it_and_prints_the_result(project, capsys):

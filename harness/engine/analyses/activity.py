@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.core.errors import ActivityError, UnsupportedError
-from harness.engine.ir.ssa import Atomic, Assign, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
+from harness.engine.ir.ssa import Atomic, Assign, Draw, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
 from harness.engine.rules.table import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from harness.engine.ir.types import is_float
 from harness.engine.analyses.shared_replay import replayed_shared
@@ -87,7 +87,10 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
     return varied
 
 
-def _used_atoms(ir: KernelIR) -> set[str]:
+def _used_atoms(ir: KernelIR, replayed_only: bool = False) -> set[str]:
+    """The names some statement reads. `replayed_only`: leave out the values stored to the kernel's
+    array arguments, which a reverse sweep's replay of an iteration never stores again."""
+    global_arrays = {p.name for p in ir.params if p.kind == "array"} if replayed_only else set()
     used = set()
     for s in walk(ir.body):
         if isinstance(s, Assign):
@@ -97,7 +100,7 @@ def _used_atoms(ir: KernelIR) -> set[str]:
             used |= {a for a in (getattr(e, "partials", None) or ()) if isinstance(a, str)}
         elif isinstance(s, (Store, Atomic)):
             used |= {a for a in s.index if isinstance(a, str)}
-            if isinstance(s.value, str):
+            if isinstance(s.value, str) and not (isinstance(s, Store) and s.array in global_arrays):
                 used.add(s.value)
         elif isinstance(s, If):
             if isinstance(s.cond, str):
@@ -129,11 +132,14 @@ def mark_taped_loads(ir: KernelIR) -> None:
     reads, nested loops included, read shared memory instead of the tape."""
     stored = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
     used = _used_atoms(ir)
+    replay_used = _used_atoms(ir, replayed_only=True)
 
     def replay_needs_tape(t, replayed) -> str | None:
         if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored \
                 and t.expr.array not in replayed:
             return f"'{t.expr.array}' is read in a nested loop and written by the kernel"
+        if isinstance(t, Draw):           # stored to global memory only: the replay skips that store
+            return f"the number {t.op} draws is used in a nested loop" if t.target in replay_used else None
         if isinstance(t, Atomic) and t.target in used:
             return f"the value returned by cuda.atomic.{t.op} is used in a nested loop"
         return None
@@ -191,7 +197,7 @@ def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str])
 # ----------------------------------------------------------------------------- index ownership
 
 
-from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, owned_arrays  # noqa: E402  (index sets)
+from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, check_shared_generator_states, owned_arrays  # noqa: E402  (index sets)
 
 
 def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
@@ -215,7 +221,19 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
         refuse(f"it is inside the dynamic loop at line {loop.line}, so a thread may apply it once per iteration; "
                "the winner is found per thread and statement, not per iteration")
     if atomic.array in loaded or atomic.array in stored:
-        refuse("the kernel also reads or stores it, so which value wins is not the atomic's alone")
+        other = next(s for s in walk(ir.body) if (isinstance(s, Assign) and isinstance(s.expr, Load)
+                                                  and s.expr.array == atomic.array)
+                     or (isinstance(s, Store) and s.array == atomic.array))
+        verb = "stores" if isinstance(other, Store) else "reads"
+        # a read may see other threads' atomics or not (a race numba allows); a store may land
+        # before or after them: either way the replay that finds the winner cannot know which
+        refuse(f"the kernel also reads or stores it ({verb} it at line {other.line}), so which value wins is not "
+               "the atomic's alone: other threads' atomics may come before or after that access, and the "
+               "derivative cannot tell which")
+    draws = [s for s in walk(ir.body) if isinstance(s, Draw)]
+    if draws:      # the replay passes skip writes, and a draw writes its generator state
+        refuse(f"the kernel draws random numbers (line {draws[0].line}), which the replay that finds the "
+               "winner cannot draw again")
     referenced = referenced_names(ir.body)
     olds = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.target in referenced]
     if olds:       # the replay passes skip atomics, so an old value would be undefined there
@@ -296,6 +314,7 @@ def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: s
     varied = varied_values(ir, activity)
     check_const_arrays(ir, activity, varied)
     owned = owned_of(ir, launch)
+    check_shared_generator_states(ir, launch)
     if mode == "reverse":
         check_cross_thread_war(ir, launch, owned)
     return Analysis(activity, varied, owned if mode == "reverse" else set())

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core.errors import UnsupportedError
-from harness.engine.ir.ssa import Assign, Atomic, If, KernelIR, Lit, Load, Loop, Prim, Special, Store, file_of, walk
+from harness.engine.analyses.barriers import thread_dependent_values
+from harness.engine.ir.ssa import Assign, Atomic, Draw, If, KernelIR, Lit, Load, Loop, Prim, Special, Store, file_of, walk
 
 _GLOBAL = {"grid.0": "gx", "grid.1": "gy", "grid.2": "gz"}
 _THREAD = {"tid.x": "tx", "tid.y": "ty", "tid.z": "tz", "bid.x": "bx", "bid.y": "by", "bid.z": "bz"}
@@ -50,7 +51,7 @@ def affine_forms(ir: KernelIR, grid_step=None) -> dict[str, dict | None]:
     def visit(stmts):
         for s in stmts:
             if isinstance(s, Assign):
-                forms[s.target] = _expr_form(s.expr, form_of)
+                forms[s.target] = expr_form(s.expr, form_of)
             elif isinstance(s, Atomic) and s.target:
                 forms[s.target] = None
             elif isinstance(s, If):
@@ -101,7 +102,7 @@ def _grid_stride_form(loop: Loop, reg: str, end, form_of, grid_step=is_grid_step
 
     def body_form(atom):           # `i += cuda.gridsize(1)` computes G inside the body
         if isinstance(atom, str) and atom in defined and atom != reg:
-            return _expr_form(defined[atom], body_form)
+            return expr_form(defined[atom], body_form)
         return form_of(atom)
     step = body_form(b)
     if step is None:
@@ -118,7 +119,8 @@ def _flat(stmts):
     return [x for x in stmts if isinstance(x, Assign)]
 
 
-def _expr_form(e, form_of):
+def expr_form(e, form_of):
+    """The affine form of one expression, its operands' forms given by form_of; None if not affine."""
     if isinstance(e, Special):
         if e.name in _GLOBAL:
             return {_GLOBAL[e.name]: 1}
@@ -158,6 +160,7 @@ class LaunchShape:
     """Which launch dimensions have more than one thread (only those must be covered)."""
     dims: tuple[int, ...]             # e.g. (0,) for a 1-D launch, (0, 1) for 2-D
     block_dims: tuple[int, ...] = ()  # dimensions whose blocks hold more than one thread
+    grid_dims: tuple[int, ...] | None = None   # dimensions with more than one block (None: unknown)
 
 
 _AXIS_OF = {"gx": 0, "gy": 1, "gz": 2, "tx": 0, "ty": 1, "tz": 2}
@@ -280,18 +283,80 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
     """Refuse a global array that the kernel both writes and reads at indices other threads may
     share (thread i reads A[i + 1] while thread i + 1 overwrites it). The primal already races
     there, and the reverse sweep, which replays reads from registers, cannot know which value a
-    read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others."""
+    read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others, and
+    a global array that barriers order within one block as they order shared memory (ordering.py:
+    a wavefront, a ping-pong) is accepted."""
+    from harness.engine.analyses.ordering import barrier_ordered     # it builds on this module's forms
     if not launch.dims:
         return
     params = {p.name for p in ir.params if p.kind == "array"}
     written = {s.array: s for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    ordered: dict[str, bool] = {}
     for s in walk(ir.body):
         if isinstance(s, Assign) and isinstance(s.expr, Load):
             a = s.expr.array
-            if a in params and a in written and a not in owned:
+            if a not in params or a not in written or a in owned:
+                continue
+            if a not in ordered:
+                ordered[a] = barrier_ordered(ir, launch, a)
+            if not ordered[a]:
                 w = written[a]
                 at = f"line {w.line}" if file_of(ir, w) == file_of(ir, s) else f"{file_of(ir, w)}:{w.line}"
                 raise UnsupportedError(
                     f"'{a}' is written ({at}) and read (line {s.line}) at indices that other "
                     "threads may share: a cross-thread write-after-read the reverse sweep cannot replay",
                     file=file_of(ir, s), line=s.line)
+
+
+def check_shared_generator_states(ir: KernelIR, launch: LaunchShape) -> None:
+    """Refuse a random draw (ir.ssa.Draw) at a state index that is the same for every thread, with
+    no guard that leaves one thread drawing: all threads then advance one generator state at once,
+    a race whose numbers depend on the order in which threads arrive, so no launch draws what
+    another did (numba's documentation asks for one state per thread)."""
+    if not launch.dims:
+        return
+    forms = affine_forms(ir)
+
+    def check(s, pins):
+        if not isinstance(s, Draw) or pins:
+            return
+        index = [_form_of(a, forms) for a in s.index]
+        if all(f is not None and not any(part in THREAD_SYMBOLS for k in f for part in k.split("*"))
+               for f in index):
+            raise UnsupportedError(
+                f"every thread draws from the same generator state '{s.array}[{', '.join(map(str, s.index))}]': "
+                "the threads race to advance it, so the numbers each one gets depend on the order in which "
+                "they arrive; give each thread its own state (e.g. states[cuda.grid(1)])",
+                file=file_of(ir, s), line=s.line)
+
+    visit_guarded(ir, forms, check, ir.entry_pins)
+    # only in a kernel: a function that autodiff differentiates on the device gets arguments that
+    # may differ per thread, which thread_dependent_values takes for uniform ones
+    if launch.block_dims and not ir.entry_pins and ir.param_forms is None:
+        _refuse_block_uniform_draws(ir)
+
+
+def _refuse_block_uniform_draws(ir: KernelIR) -> None:
+    """A draw at an index that every thread of a block computes alike (blockIdx, a loop counter of
+    a uniform loop, a scalar argument: barriers.thread_dependent_values), reached by every thread
+    of the block (no thread-dependent condition or trip count around it): the block's threads race
+    to advance one state."""
+    varying = thread_dependent_values(ir)
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Draw) and not any(isinstance(a, str) and a in varying for a in s.index):
+                raise UnsupportedError(
+                    f"every thread of a block draws from the same generator state '{s.array}[{', '.join(map(str, s.index))}]' "
+                    "(its index is the same in all of them): the threads race to advance it, so the numbers each one "
+                    "gets depend on the order in which they arrive; give each thread its own state "
+                    "(e.g. states[cuda.grid(1)])", file=file_of(ir, s), line=s.line)
+            if isinstance(s, If) and not (isinstance(s.cond, str) and s.cond in varying):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, Loop) and not any(isinstance(a, str) and a in varying
+                                                 for a in (s.start, s.stop, s.cond)):
+                visit(s.header)
+                visit(s.body)
+
+    visit(ir.body)

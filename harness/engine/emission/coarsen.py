@@ -136,7 +136,7 @@ def close_loop(em: EmitState, actives: list[str]) -> list[str]:
     for reg, name in zip(regs, names):
         em.line(f"{reg} += float64({name})")
     if any(p.kind == "shared" for p in em.ir.local_arrays):
-        em.line("cuda.syncthreads()   # the next virtual block reuses the shared arrays")
+        em.barrier("   # the next virtual block reuses the shared arrays")
     em.depth -= 1
     return regs
 

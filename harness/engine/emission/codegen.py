@@ -21,6 +21,7 @@ from harness.engine.emission.emit_adjoints import ADJOINT_EMITTERS, statement_ki
 from harness.engine.analyses.activity import extremum_arrays
 from harness.engine.emission.emit_state import EmitState, body_text
 from harness.engine.ir.ssa import KernelIR
+from harness.engine.rules import rng
 from harness.engine.rules.libm import CBRT_PRELUDE, uses_cbrt
 from harness.engine.options import EngineOptions
 from harness.engine.emission.syntax import atom, expr_text, index_text, partial_text  # noqa: F401  (re-exported)
@@ -76,6 +77,7 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
     text = f"{deco}def {fname}({', '.join(params)}):\n{body}\n"
     if uses_cbrt(ir):
         text = CBRT_PRELUDE + text
+    text = rng.prelude(ir) + text
     if em.uniform:                        # the kernel launched after it (emit_uniform.py)
         text += "\n\n" + emit_uniform.finish_text(em, f"{fname}_finish", params)
     if mode == "reverse" and not device and em.sig.gather:   # its readers' replays and consume kernel

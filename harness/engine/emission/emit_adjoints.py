@@ -41,7 +41,7 @@ def adjoint_loop(em: EmitState, s: Loop):
 
 
 def adjoint_barrier(em: EmitState, s: Barrier):
-    em.line("cuda.syncthreads()" + em.comment_line(s.line) + " (mirrored)")
+    em.barrier(em.comment_line(s.line) + " (mirrored)")
 
 
 def adjoint_extremum(em: EmitState, s):

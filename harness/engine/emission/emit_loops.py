@@ -192,7 +192,7 @@ def reverse_loop(em: EmitState, s: Loop):
     n, r = f"_n{s.id}", f"_r{s.id}"
     if s.replayed_shared:
         # the replay overwrites the shared tiles; other threads may still read the last one
-        em.line("cuda.syncthreads()" + em.comment_line(s.line) + " (before the tiles are replayed)")
+        em.barrier(em.comment_line(s.line) + " (before the tiles are replayed)")
     em.line(f"for {r} in range(min({n}, {em.options.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
     em.depth += 1
     tape = em.emitters["tape-index"](em, s)

@@ -43,7 +43,7 @@ def shadow_alloc(em: EmitState, s: Alloc, zero: bool):
     for j in em.lanes():
         em.line(f"    {em.d(p.name, j)}[{idx}] = 0")
     if p.kind == "shared":
-        em.line("cuda.syncthreads()   # every shadow element is zero before any thread accumulates")
+        em.barrier("   # every shadow element is zero before any thread accumulates")
 
 
 def atomic_index(em: EmitState, index) -> str:

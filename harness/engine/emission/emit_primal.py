@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.engine.emission import coarsen, emit_parallel
 from harness.engine.analyses.activity import DIFFERENTIABLE
 from harness.engine.emission.emit_state import EmitState, extremum_params
-from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Nested, Special, Store
+from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, Draw, If, Nested, Special, Store
 from harness.engine.emission.syntax import atom, expr_text, index_text
 from harness.engine.ir.types import is_float
 
@@ -42,7 +42,12 @@ def primal(em: EmitState, s):
         em.line(emit_parallel.alloc_text(em, s.array, s.array.name))
         return
     if isinstance(s, Barrier):
-        em.line("cuda.syncthreads()" + em.comment_line(s.line))
+        em.barrier(em.comment_line(s.line))
+        return
+    if isinstance(s, Draw):                  # numba's own generator function, on the same state
+        args = [s.array, index_text(s.index)] + ([atom(s.value)] if s.op == "init_xoroshiro128p_state" else [])
+        call = f"{s.op}({', '.join(args)})" + em.comment_line(s.line)
+        em.line(f"{s.target} = {call}" if s.target else call)
         return
     if isinstance(s, Atomic):
         em.line(f"{s.target} = cuda.atomic.{s.op}({s.array}, {emit_parallel.atomic_index(em, s.index)}, {atom(s.value)})")

@@ -63,7 +63,7 @@ def active_reduction(em: EmitState, actives: list[str], slots: list[tuple[str, s
     for k, name in enumerate(names):
         em.line(f"    _red[{k}, _tlin // 32] = {name}")
     em.depth -= 1
-    em.line("cuda.syncthreads()")
+    em.barrier()
     em.line("if _full and _tlin < 32:   # warp 0 sums the warps' sums, lane w holding warp w's")
     em.depth += 1
     for k, name in enumerate(names):

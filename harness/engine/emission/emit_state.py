@@ -104,6 +104,18 @@ class EmitState:
     def line(self, text: str):
         self.lines.append("    " * self.depth + text)
 
+    def barrier(self, comment: str = ""):
+        """`cuda.syncthreads()`, after a block-scope fence. The barrier alone should make every
+        thread's shared-memory stores visible to the block; on the H200 (CUDA 13, numba-cuda 0.30.4)
+        it did not on the first launch of a freshly loaded kernel in which one thread took a branch
+        with a global store before the barrier (the winner of an atomic min): its shared store was
+        missed by the thread reading it after the barrier in 11 of 12 fresh processes, and in 0 of 12
+        with the fence (`cuda.syncwarp()` instead: 8 of 12). kernels/fuzz_found.py:
+        extremum_tie_before_barrier; plain numba reproducer: harness/tools/first_launch_barrier.py.
+        A fence costs a few cycles beside the barrier itself."""
+        self.line("cuda.threadfence_block()")
+        self.line("cuda.syncthreads()" + comment)
+
     def comment_line(self, line: int) -> str:
         return f"  # line {line}"
 

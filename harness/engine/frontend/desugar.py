@@ -28,6 +28,7 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `t: T` (no value), `assert c, msg`             -> removed (see ASSERTS)
   `print(...)` as a statement                    -> removed (see PRINTS)
   `a = b = v` (a a name no other target reads)   -> `a = v` then `b = a`
+  `if C:` / `x if C else y`, C a constant        -> the branch C selects (see BRANCHES)
 
 - `constant_value(node, globals, local_names)` is the folding rule itself: the value of a literal,
   a module-level int/float/bool constant (a name the function never assigns), or + - * // % ** <<
@@ -45,6 +46,14 @@ primal reference runs it through numba too). The derivative kernels do not check
 differentiate the kernel on inputs where its assertions hold, and an assert contributes nothing
 to a derivative. (Kernels whose primal the engine generates, harness/engine/rules/libm.py and nested
 autodiff, drop the check as well.)
+
+BRANCHES: numba prunes a branch whose condition is a constant (a literal, a module constant, a local
+bound once to a constant) before it types the function, so the other side never exists in the
+primal. The lowering does the same: otherwise a derivative kernel would keep both sides, and when
+numba prunes one copy of the branch but not another (the reverse sweep recomputes the forward's
+statements, so a condition's name is bound twice), a value defined only on the pruned side has no
+type and numba rejects the generated kernel. The constant is decided with Python's comparison of
+the same int and float values numba compares.
 
 PRINTS: `print` writes to the console and nothing else; the derivative kernels leave it out, the
 primal (numba's compile of the kernel) keeps it.
@@ -175,7 +184,7 @@ def dtype_name(node, globals_: dict, local: set[str]) -> str | None:
     return found.name if found.kind in "biuf" else None        # numbers only: no records, no objects
 
 
-def _cuda_member(node, globals_, local):
+def cuda_member(node, globals_, local):
     """('shared', 'array') for any spelling of numba.cuda.shared.array; None otherwise."""
     dotted = dotted_parts(node)
     if dotted is None:
@@ -213,7 +222,7 @@ class _Normalise(ast.NodeTransformer):
         self.globals, self.local = globals_, local
 
     def member(self, func):
-        return _cuda_member(func, self.globals, self.local)
+        return cuda_member(func, self.globals, self.local)
 
     # -- statements
     def visit_Assert(self, node):
@@ -330,6 +339,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict) -> ast.FunctionDef:
     out = _Normalise(globals_, local).visit(new)
     _copy_module_arrays(out, globals_, local)
     _hoist_shared(out, globals_, local)
+    _fold_constant_branches(out, globals_, local)
     _fill_empty_blocks(out)
     return out
 
@@ -425,7 +435,7 @@ def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
                 and isinstance(s.value, ast.Call) and counts.get(s.targets[0].id) == 1):
             return False
         call = s.value
-        return _cuda_member(call.func, globals_, local) == ("shared", "array") and len(call.args) == 2 \
+        return cuda_member(call.func, globals_, local) == ("shared", "array") and len(call.args) == 2 \
             and not call.keywords and isinstance(call.args[1], ast.Constant) \
             and all(isinstance(d, ast.Constant) for d in
                     (call.args[0].elts if isinstance(call.args[0], ast.Tuple) else [call.args[0]]))
@@ -448,6 +458,74 @@ def _hoist_shared(fn: ast.FunctionDef, globals_, local) -> None:
 
     fn.body = visit(fn.body, False)
     fn.body[:0] = hoisted
+
+
+_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+            ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+def _constant_locals(fn: ast.FunctionDef, globals_, local) -> dict:
+    """Locals the function binds exactly once, to a number constant (`t = 1.04`, anywhere in its own
+    body): every read of such a name that runs sees that constant."""
+    stores: dict[str, int] = {a.arg: 1 for a in fn.args.args}
+    inner: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not fn:
+            inner |= {m.id for m in ast.walk(n) if isinstance(m, ast.Name)}   # scopes of their own
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            inner |= set(n.names)
+    found = {}
+    for s in ast.walk(fn):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                and stores.get(s.targets[0].id) == 1 and s.targets[0].id not in inner:
+            v = constant_value(s.value, globals_, local)
+            if isinstance(v, (bool, int, float)):
+                found[s.targets[0].id] = v
+    return found
+
+
+def constant_truth(test, globals_: dict, local: set[str]):
+    """True or False when `test` is a constant condition (comparisons, `and`/`or`/`not` over
+    constant numbers), else None."""
+    if isinstance(test, ast.Compare):
+        values = [constant_value(e, globals_, local) for e in [test.left, *test.comparators]]
+        if not all(isinstance(v, (bool, int, float)) for v in values) or \
+                not all(type(op) in _COMPARE for op in test.ops):
+            return None
+        return all(_COMPARE[type(op)](a, b) for op, a, b in zip(test.ops, values, values[1:]))
+    if isinstance(test, ast.BoolOp):
+        truths = [constant_truth(v, globals_, local) for v in test.values]
+        if any(t is None for t in truths):
+            return None
+        return all(truths) if isinstance(test.op, ast.And) else any(truths)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        t = constant_truth(test.operand, globals_, local)
+        return None if t is None else not t
+    v = constant_value(test, globals_, local)
+    return bool(v) if isinstance(v, (bool, int, float)) else None
+
+
+def _fold_constant_branches(fn: ast.FunctionDef, globals_, local) -> None:
+    """`if C:` and `x if C else y` with C constant become the side C selects (BRANCHES)."""
+    constants = _constant_locals(fn, globals_, local)
+    scope = ({**globals_, **constants}, local - set(constants))
+
+    class Fold(ast.NodeTransformer):
+        def visit_If(self, node):
+            self.generic_visit(node)
+            truth = constant_truth(node.test, *scope)
+            if truth is None:
+                return node
+            return (node.body if truth else node.orelse) or None
+
+        def visit_IfExp(self, node):
+            self.generic_visit(node)
+            truth = constant_truth(node.test, *scope)
+            return node if truth is None else (node.body if truth else node.orelse)
+
+    Fold().visit(fn)
 
 
 def _fill_empty_blocks(tree):

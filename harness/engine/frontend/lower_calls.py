@@ -11,6 +11,7 @@ from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, Param, Prim, S
 from harness.engine.frontend.lower_dispatch import expression, lowers
 from harness.engine.frontend.lower_exprs import element
 from harness.engine.frontend.lower_inline import autodiff_call, device_call
+from harness.engine.frontend.lower_random import is_random_call, random_call
 from harness.engine.frontend.lower_resolve import dotted, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.frontend.numba_limits import numba_refusal
@@ -20,7 +21,7 @@ from harness.engine.rules.table import arity_problem
 @lowers(ast.Call)
 def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
     """Lower a call; returns one atom, or with as_list the list of its result atoms."""
-    if node.keywords:
+    if node.keywords and not is_random_call(st, node):     # numba.cuda.random's take them (lower_random.py)
         raise st.err(node, "keyword arguments are not supported in kernel calls")
     f = node.func
     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) \
@@ -49,6 +50,8 @@ def call(st: LoweringState, node, out, nvalues: int = 1, as_list: bool = False):
         return targets[0]
     if kind == "cuda":
         return cuda_call(st, what, node, out)
+    if kind == "random":
+        return random_call(st, what, node, out)
     if kind != "rule":
         raise st.err(node, f"`{ast.unparse(node.func)}` is not supported here")
     name = what
@@ -97,7 +100,7 @@ def cuda_call(st: LoweringState, name, node, out):
             raise st.err(node, "cuda.syncwarp takes at most one argument, the lane mask")
         if node.args:
             expression(st, node.args[0], out)
-        out.append(Barrier(st.line))
+        out.append(Barrier(st.line, warp=True))
         return None
     if name == "cuda.syncthreads":       # under a condition or in a loop: barriers.py checks it is block-uniform
         out.append(Barrier(st.line))
@@ -157,7 +160,11 @@ def dtype_of(st: LoweringState, node) -> str:
     import numpy as np
     obj = None
     if isinstance(node, ast.Name):
-        obj = resolve_global(st.src, node.id) if node.id not in st.env else None
+        try:
+            obj = resolve_global(st.src, node.id) if node.id not in st.env else None
+        except KeyError:
+            raise st.err(node, f"the array dtype `{node.id}` is not defined in the kernel's module "
+                               "(numba refuses it too: NameError)") from None
     elif isinstance(node, ast.Attribute):
         d = dotted(st, node)
         if d:
@@ -165,7 +172,10 @@ def dtype_of(st: LoweringState, node) -> str:
             for p in d[1]:
                 obj = getattr(obj, p, None)
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return np.dtype(node.value).name
+        try:
+            return np.dtype(node.value).name
+        except TypeError:
+            raise st.err(node, f"unknown dtype {node.value!r}") from None
     if obj is None:
         raise st.err(node, "array dtype must be a numba or numpy type")
     try:

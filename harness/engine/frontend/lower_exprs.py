@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from harness.engine.frontend import views
 from harness.engine.frontend.source import resolve_global
 from harness.engine.ir.ssa import Lit, Load, Prim, Special
 from harness.engine.frontend.lower_branches import if_stmt
@@ -79,6 +80,9 @@ def conditional(st: LoweringState, node, out):
 
 @lowers(ast.Subscript)
 def subscript_value(st: LoweringState, node, out):
+    length = windowed_shape(st, node, out)
+    if length is not None:
+        return length
     shape = shape_ref(st, node)
     if shape is not None:
         return st.emit_assign(out, st.temp(), Special(shape))
@@ -133,23 +137,43 @@ def subscript(st: LoweringState, node, out):
         raise st.err(node, f"'{node.value.id}' was bound to an array inside a block (line "
                      f"{st.expired[node.value.id]}) and is used after that block ended: which array it "
                      "names is decided at run time there; bind it before the block, or index it inside")
-    if not isinstance(node.value, ast.Name) or node.value.id not in st.arrays:
+    base = array_view(st, node.value, out)
+    if base is None:
         raise st.err(node, f"`{ast.unparse(node)}`: only array parameters can be indexed")
-    return element(st, node.value.id, node.slice, node, out)
+    return element_of(st, *base, node.slice, node, out)
+
+
+def array_view(st: LoweringState, node, out):
+    """(array parameter, view entries) of an array-valued expression: an array's name, or a view of
+    one such as `a[i]` in `a[i][j]` (evaluated first, as numba does); None for anything else."""
+    if isinstance(node, ast.Name) and node.id in st.arrays:
+        return st.params[st.arrays[node.id]], st.views.get(node.id, ())
+    if is_view(st, node):
+        array, entries = view(st, node, out)
+        return st.params[array], entries
+    return None
 
 
 def element(st: LoweringState, name: str, index_node, node, out):
-    """(kernel array, full index) of `name[index]`; a view's fixed leading indices come first."""
-    p = st.params[st.arrays[name]]
-    prefix = st.views.get(name, ())
-    return p.name, prefix + index_atoms(st, p, index_node, node, out, fixed=len(prefix))
+    """(kernel array, full index) of `name[index]`."""
+    return element_of(st, st.params[st.arrays[name]], st.views.get(name, ()), index_node, node, out)
+
+
+def element_of(st: LoweringState, p, entries: tuple, index_node, node, out):
+    """(kernel array, full index) of an element of array `p` seen through view `entries`; a view's
+    fixed leading indices come first, and a window's indices are moved to the array's (views.py)."""
+    atoms = index_atoms(st, p, index_node, node, out, fixed=views.fixed_count(entries))
+    if views.has_windows(entries):
+        return p.name, views.array_index(st, entries, atoms, out)
+    return p.name, entries + atoms
 
 
 def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> tuple:
     elts = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
     if any(isinstance(e, ast.Slice) for e in elts):
-        raise st.err(node, "slices are not supported here; index single elements (a row such as "
-                     "`a[i, :]` may be passed to a device function)")
+        raise st.err(node, f"`{ast.unparse(node)}` slices an array where a number is needed: numba.cuda "
+                     "refuses arithmetic on whole arrays too; index single elements (a slice may be passed "
+                     "to a device function, bound to a name, iterated over or stored into)")
     ndim = p.ndim - fixed
     if len(elts) != ndim:
         raise st.err(node, f"'{p.name}'{' (a view of it)' if fixed else ''} has {ndim} dimension(s) but is "
@@ -162,35 +186,112 @@ def index_atoms(st: LoweringState, p, index_node, node, out, fixed: int = 0) -> 
 
 
 def is_view(st: LoweringState, node) -> bool:
-    """Whether `node` spells a row of an array (`a[i, :]`, `a[i]` of a 2-d array), not an element."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+    """Whether `node` spells a view of an array (`a[i, :]`, `a[i]` of a 2-d array, `a[1:4]`,
+    `a[i][1:]`), not an element."""
+    if not isinstance(node, ast.Subscript):
         return False
+    remaining = array_rank(st, node.value)
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    remaining = st.params[st.arrays[node.value.id]].ndim - len(st.views.get(node.value.id, ()))
-    return any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining
+    return remaining is not None and (any(isinstance(e, ast.Slice) for e in elts) or len(elts) < remaining)
+
+
+def array_rank(st: LoweringState, node) -> int | None:
+    """The number of dimensions of an array-valued expression (a name or a view), None otherwise."""
+    if isinstance(node, ast.Name) and node.id in st.arrays:
+        return st.params[st.arrays[node.id]].ndim - views.fixed_count(st.views.get(node.id, ()))
+    if is_view(st, node):
+        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return array_rank(st, node.value) - sum(not isinstance(e, ast.Slice) for e in elts)
+    return None
 
 
 def view(st: LoweringState, node, out):
-    """(kernel array, fixed leading index atoms) of a row view such as `a[i, :]` or `a[i]` of a
-    2-d array, or None when `node` is not one. Only whole trailing dimensions may be sliced."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in st.arrays):
+    """(kernel array, view entries) of a view such as `a[i, :]`, `a[i]` of a 2-d array, `a[:, j]` or
+    the window `a[i - 1:i + 2, j - 1:j + 2]` (views.py), or None when `node` is an element."""
+    rank = array_rank(st, node.value) if isinstance(node, ast.Subscript) else None
+    if rank is None:
         return None
-    name = node.value.id
-    p, prefix = st.params[st.arrays[name]], st.views.get(name, ())
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     fixed = [e for e in elts if not isinstance(e, ast.Slice)]
-    if len(fixed) == len(elts) and len(elts) >= p.ndim - len(prefix):
+    if len(fixed) == len(elts) and len(elts) >= rank:
         return None                                        # an element, not a view
-    for k, e in enumerate(elts):
+    if len(elts) > rank:
+        raise st.err(node, f"`{ast.unparse(node)}` has more indices than '{ast.unparse(node.value)}' has dimensions")
+    p, entries = array_view(st, node.value, out)
+    if not views.has_windows(entries) and _row(elts):     # fixed leading indices, whole trailing dimensions
+        atoms = index_atoms(st, type(p)(p.name, p.kind, p.dtype, len(fixed)), ast.Tuple(fixed, ast.Load()),
+                            node, out) if fixed else ()
+        return p.name, entries + atoms
+    new = list(entries) + [None] * (p.ndim - len(entries))
+    dims = [d for d, e in enumerate(new) if e is None or isinstance(e, views.Window)]
+    for e, d in zip(elts, dims):
+        w = new[d]
         if isinstance(e, ast.Slice):
-            if e.lower or e.upper or e.step or any(not isinstance(x, ast.Slice) for x in elts[k:]):
-                raise st.err(node, f"`{ast.unparse(node)}`: only whole trailing dimensions may be sliced "
-                             "(`a[i, :]`); pass the array and an offset instead")
-    if len(elts) > p.ndim - len(prefix):
-        raise st.err(node, f"`{ast.unparse(node)}` has more indices than '{name}' has dimensions")
-    atoms = index_atoms(st, type(p)(p.name, p.kind, p.dtype, len(fixed)), ast.Tuple(fixed, ast.Load()),
-                        node, out) if fixed else ()
-    return p.name, prefix + atoms
+            step = _slice_step(st, e, node)
+            if e.lower is None and e.upper is None and step == 1:
+                continue                                   # the whole dimension (of the window) stays
+            lower, upper = (_integer(st, b, p, node, out) if b is not None else None for b in (e.lower, e.upper))
+            size = w.extent if w is not None else st.emit_assign(out, st.temp(), Special(f"shape.{p.name}.{d}"))
+            new[d] = views.window(st, w, size, lower, upper, step, out)
+        else:
+            k = _integer(st, e, p, node, out)
+            new[d] = views.array_index(st, (w,), (k,), out)[0] if w is not None else k
+    while new and new[-1] is None:
+        new.pop()
+    for d, e in enumerate(new):                            # a whole dimension before a fixed one
+        if e is None:
+            new[d] = views.Window(Lit(0), st.emit_assign(out, st.temp(), Special(f"shape.{p.name}.{d}")))
+    return p.name, tuple(new)
+
+
+def _row(elts) -> bool:
+    """Whether `elts` are indices followed by whole-dimension slices only (`i, :`)."""
+    for k, e in enumerate(elts):
+        if isinstance(e, ast.Slice) and (e.lower or e.upper or e.step
+                                         or any(not isinstance(x, ast.Slice) for x in elts[k:])):
+            return False
+    return True
+
+
+def _slice_step(st: LoweringState, e: ast.Slice, node) -> int:
+    if e.step is None:
+        return 1
+    step = literal_int(st, e.step) if isinstance(e.step, ast.Constant) else None
+    if not isinstance(step, int) or step <= 0:
+        raise st.err(node, f"`{ast.unparse(node)}`: a slice's step must be a positive integer literal here "
+                     "(a run-time or negative step, which reverses the view, is not supported yet)")
+    return step
+
+
+def _integer(st: LoweringState, e, p, node, out):
+    a = expression(st, e, out)
+    if st.atom_type(a) not in ("int64", "int32", "uint32", "uint64", "int16", "int8", "bool"):
+        raise st.err(e, f"index `{ast.unparse(e)}` of '{p.name}' is not an integer")
+    return a
+
+
+def windowed_shape(st: LoweringState, node, out):
+    """`w.shape[k]` of a view with a sliced dimension (its length there), or None."""
+    v = node.value
+    if not (isinstance(v, ast.Attribute) and v.attr == "shape"):
+        return None
+    base = v.value
+    if isinstance(base, ast.Name) and base.id in st.arrays and views.has_windows(st.views.get(base.id, ())):
+        name, entries = st.arrays[base.id], st.views[base.id]
+    elif isinstance(base, ast.Subscript) and array_rank(st, base.value) is not None and (
+            not isinstance(base.value, ast.Name) or views.has_windows(st.views.get(base.value.id, ()))
+            or not _row(base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice])):
+        found = view(st, base, out)
+        if found is None:
+            raise st.err(node, f"`{ast.unparse(base)}` is an element, not an array: it has no shape")
+        name, entries = found
+    else:
+        return None
+    p = st.params[name]
+    k = literal_int(st, node.slice)
+    if not 0 <= k < p.ndim - views.fixed_count(entries):
+        raise st.err(node, f"`{ast.unparse(node)}`: the view has no dimension {k}")
+    return views.dimension_size(st, name, p.ndim, entries, k, out)
 
 
 def shape_ref(st: LoweringState, node):
@@ -206,7 +307,7 @@ def shape_ref(st: LoweringState, node):
     if not (isinstance(base, ast.Name) and base.id in st.arrays):
         return None
     k = literal_int(st, node.slice)
-    fixed += len(st.views.get(base.id, ()))
+    fixed += views.fixed_count(st.views.get(base.id, ()))
     if not 0 <= k < st.params[st.arrays[base.id]].ndim - fixed:
         raise st.err(node, f"`{ast.unparse(node)}`: '{base.id}' has no dimension {k}")
     return f"shape.{st.arrays[base.id]}.{k + fixed}"
@@ -216,9 +317,16 @@ def shape_ref(st: LoweringState, node):
 def attribute(st: LoweringState, node, out):
     if isinstance(node.value, ast.Name) and node.value.id in st.arrays and node.attr in ("size", "ndim"):
         name = node.value.id
-        p, fixed = st.params[st.arrays[name]], len(st.views.get(name, ()))
+        p, entries = st.params[st.arrays[name]], st.views.get(name, ())
+        fixed = views.fixed_count(entries)
         if node.attr == "ndim":
             return Lit(p.ndim - fixed)
+        if views.has_windows(entries):                      # the product of the view's lengths
+            size = views.dimension_size(st, p.name, p.ndim, entries, 0, out)
+            for k in range(1, p.ndim - fixed):
+                size = st.emit_assign(out, st.temp(), Prim("mul", (
+                    size, views.dimension_size(st, p.name, p.ndim, entries, k, out))))
+            return size
         if not fixed:
             return st.emit_assign(out, st.temp(), Special(f"size.{p.name}"))
         if p.ndim - fixed == 1:                              # a row: its length

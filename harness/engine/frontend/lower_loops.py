@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ast
 
+from harness.engine.frontend import loop_else
 from harness.engine.frontend import lower_local_functions as local_functions
 from harness.engine.frontend.control import BREAK, SKIP, assigned_names, has_jump, uses_name, lower_jumps
 from harness.engine.ir.ssa import Lit, Loop, Prim
 from harness.engine.frontend.lower_dispatch import block, expression, lowers
+from harness.engine.frontend.lower_exprs import is_view
 from harness.engine.frontend.lower_resolve import literal_int
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.ir.types import promote_pair
@@ -29,7 +31,12 @@ def for_loop(st: LoweringState, s: ast.For, out):
         return
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
             and not it.keywords and 1 <= len(it.args) <= 3):
-        raise st.err(s, "only `for v in range(...)` loops are supported")
+        counted = array_iteration(st, s)
+        if counted is None:
+            raise st.err(s, "only loops over range(...), literal tuples, arrays, and enumerate(...) or "
+                         "zip(...) of arrays are supported")
+        out.extend(block(st, counted))
+        return
     if not isinstance(s.target, ast.Name):
         raise st.err(s.target, "the loop variable must be a single name")
     args = list(it.args)
@@ -55,6 +62,69 @@ def for_loop(st: LoweringState, s: ast.For, out):
     brk, skip = jump_flags(st)
     body = lower_jumps(s.body, st.src, brk, skip)
     loop(st, s, out, "for", body, start=start, stop=stop, step=step, var=s.target.id, brk=brk)
+
+
+def array_iteration(st: LoweringState, s: ast.For) -> list[ast.stmt] | None:
+    """`for v in a`, `for i, v in enumerate(a[, start])`, `for u, v in zip(a, b)` over arrays and
+    views as the counted loop numba runs: each array is bound once (a view's indices are evaluated
+    before the loop, as numba evaluates the iterable once), the loop counts along its first
+    dimension (zip: the shortest), and each iteration binds the target to the element, or to the
+    row of an array of several dimensions. None when `s` iterates over anything else."""
+    n = st.njumps = st.njumps + 1
+    k = f"iter{n}_k__"
+    bindings: list[ast.stmt] = []
+    lengths: list[ast.expr] = []
+
+    def sequence(node) -> ast.expr | None:
+        """The iterable's value at the counter k, binding an array once; None if not an array."""
+        if isinstance(node, ast.Name) and node.id in st.arrays and node.id not in st.env:
+            seq = node.id
+        elif is_view(st, node):
+            seq = f"iter{n}_seq{len(bindings)}__"
+            bindings.append(ast.Assign([ast.Name(seq, ast.Store())], node))
+        else:
+            return None
+        lengths.append(ast.Subscript(ast.Attribute(ast.Name(seq, ast.Load()), "shape", ast.Load()),
+                                     ast.Constant(0), ast.Load()))
+        return ast.Subscript(ast.Name(seq, ast.Load()), ast.Name(k, ast.Load()), ast.Load())
+
+    def element(node) -> ast.expr | None:
+        """What the target takes at counter k: an array's element, or a tuple of them."""
+        call = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and not node.keywords and node.func.id not in st.env else None
+        if call == "enumerate" and 1 <= len(node.args) <= 2:
+            inner = element(node.args[0])
+            counter = ast.Name(k, ast.Load()) if len(node.args) == 1 else \
+                ast.BinOp(ast.Name(k, ast.Load()), ast.Add(), node.args[1])
+            return None if inner is None else ast.Tuple([counter, inner], ast.Load())
+        if call == "zip" and node.args:
+            items = [element(a) for a in node.args]
+            return None if any(x is None for x in items) else ast.Tuple(items, ast.Load())
+        return sequence(node)
+
+    value = element(s.iter)
+    if value is None:
+        return None
+    stop = lengths[0] if len(lengths) == 1 else ast.Call(ast.Name("min", ast.Load()), lengths, [])
+    body = [ast.Assign([s.target], value)] if isinstance(s.target, ast.Name) \
+        else [ast.Assign([t], v) for t, v in _pairs(st, s.target, value)]
+    loop_ = ast.For(ast.Name(k, ast.Store()), ast.Call(ast.Name("range", ast.Load()), [stop], []),
+                    body + list(s.body), list(s.orelse))
+    for node in bindings + [loop_]:
+        ast.copy_location(node, s)
+        ast.fix_missing_locations(node)
+    return bindings + [loop_]
+
+
+def _pairs(st: LoweringState, target, value) -> list:
+    """(name target, value) pairs of a tuple target unpacked from enumerate/zip's tuple value."""
+    if isinstance(target, ast.Name):
+        return [(target, value)]
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(value, ast.Tuple) \
+            or len(target.elts) != len(value.elts):
+        raise st.err(target, f"`{ast.unparse(target)}` does not match the {len(getattr(value, 'elts', ()))} "
+                     "values each iteration gives")
+    return [p for t, v in zip(target.elts, value.elts) for p in _pairs(st, t, v)]
 
 
 def _is_int_literal(node) -> bool:
@@ -97,44 +167,11 @@ def while_loop(st: LoweringState, s: ast.While, out):
 
 
 def loop_with_else(st: LoweringState, s, out):
-    """`for/while ... else`: the else block runs when the loop ends without `break`. The loop sets a
-    flag of its own right before each of its breaks (not those of nested loops), and the else
-    block runs under `if not flag`; a loop without a break runs it unconditionally."""
-    loop_ = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields if f != "orelse"}, orelse=[]), s)
-    if not _breaks(s.body):
-        out.extend(block(st, [loop_, *s.orelse]))
-        return
-    st.njumps += 1
-    flag = f"{BREAK}else{st.njumps}"
-    loop_.body = _flag_breaks(s.body, flag)
-    set_flag = lambda value: ast.copy_location(                    # noqa: E731
-        ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(value)), s)
-    guarded = ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())), s.orelse, []),
-                                s.orelse[0])
-    for node in (loop_, guarded):
-        ast.fix_missing_locations(node)
-    out.extend(block(st, [set_flag(False), loop_, guarded]))
-
-
-def _breaks(stmts) -> bool:
-    """A `break` of this loop (those of nested loops and inner functions excluded)."""
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            return True
-        if isinstance(s, ast.If) and (_breaks(s.body) or _breaks(s.orelse)):
-            return True
-    return False
-
-
-def _flag_breaks(stmts, flag: str) -> list:
-    out = []
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            out.append(ast.copy_location(ast.Assign([ast.Name(flag, ast.Store())], ast.Constant(True)), s))
-        elif isinstance(s, ast.If):
-            s = ast.copy_location(ast.If(s.test, _flag_breaks(s.body, flag), _flag_breaks(s.orelse, flag)), s)
-        out.append(s)
-    return out
+    """`for/while ... else` (loop_else.py): the loop, a flag its breaks set, the else block under `if not flag`."""
+    def flag_name() -> str:
+        st.njumps += 1
+        return f"{BREAK}else{st.njumps}"
+    out.extend(block(st, loop_else.without_else(s, flag_name)))
 
 
 def jump_flags(st: LoweringState) -> tuple[str, str]:

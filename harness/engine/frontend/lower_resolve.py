@@ -10,10 +10,12 @@ import ast
 from harness.engine.frontend.source import FUNCTIONS, module_kind, python_function, resolve_global
 from harness.engine.frontend.lower_local_functions import ConditionalFunction
 from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.rules.rng import random_function
 
 
 def resolve_call(st: LoweringState, node):
-    """('rule', name) | ('cuda', 'cuda.x') | ('device', fn) | ('autodiff', None) | ('activity', cls)."""
+    """('rule', name) | ('cuda', 'cuda.x') | ('random', name) | ('device', fn) | ('autodiff', None) |
+    ('activity', cls). 'random': a device function of numba.cuda.random (rules/rng.py)."""
     f = node.func
     obj = None
     if isinstance(f, ast.Attribute):
@@ -22,7 +24,8 @@ def resolve_call(st: LoweringState, node):
             return None
         kind, parts, mod = d
         if kind == "cuda":
-            return "cuda", "cuda." + ".".join(parts)
+            drawn = random_function(_attribute_object(st, f))   # `cuda.random.xoroshiro128p_uniform_float32(...)`
+            return ("random", drawn) if drawn else ("cuda", "cuda." + ".".join(parts))
         obj = mod
         for p in parts:
             obj = getattr(obj, p, None)
@@ -42,6 +45,9 @@ def resolve_call(st: LoweringState, node):
             return None
     if obj is None:
         return None
+    drawn = random_function(obj)
+    if drawn:
+        return "random", drawn
     name = FUNCTIONS.get(id(obj))
     if name is None and type(obj).__module__.startswith("numba.core.types"):
         name = f"cast_{obj}"              # numba.float32(x) and friends
@@ -57,6 +63,23 @@ def resolve_call(st: LoweringState, node):
         return "device", python_function(obj)
     except TypeError:
         return None
+
+
+def _attribute_object(st: LoweringState, node):
+    """The object a dotted name (`numba.cuda.random.f`) names in the kernel's module, or None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in st.env:
+        return None
+    try:
+        obj = resolve_global(st.src, node.id)
+    except KeyError:
+        return None
+    for p in reversed(parts):
+        obj = getattr(obj, p, None)
+    return obj
 
 
 def dotted(st: LoweringState, node):

@@ -10,7 +10,7 @@ from harness.engine.ir.ssa import Load, Prim, Special, Store
 from harness.engine.frontend.lower_branches import if_stmt
 from harness.engine.frontend.lower_calls import alloc, call
 from harness.engine.frontend.lower_dispatch import block, expression, lowers, lowers_rest_of_block, unsupported_statement
-from harness.engine.frontend.lower_exprs import BINOPS, is_view, name_atom, subscript, view
+from harness.engine.frontend.lower_exprs import BINOPS, array_rank, is_view, name_atom, subscript, view
 from harness.engine.frontend.lower_resolve import is_call_to, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.frontend.numba_limits import numba_refusal
@@ -97,6 +97,8 @@ def augmented_assign(st: LoweringState, s, out):
         new = st.fresh(s.target.id)
         st.emit_assign(out, new, Prim(op, (cur, rhs)))
         st.env[s.target.id] = new
+    elif isinstance(s.target, ast.Subscript) and is_view(st, s.target):
+        out.extend(block(st, store_into_view(st, s.target, s.value, s.op)))
     elif isinstance(s.target, ast.Subscript):
         array, index = subscript(st, s.target, out)
         old = st.emit_assign(out, st.temp(), Load(array, index))
@@ -151,6 +153,8 @@ def assign(st: LoweringState, target, value, out):
         new = st.fresh(target.id)
         expression(st, value, out, target=new)
         st.env[target.id] = new
+    elif isinstance(target, ast.Subscript) and is_view(st, target):
+        out.extend(block(st, store_into_view(st, target, value, None)))
     elif isinstance(target, ast.Subscript):
         array, index = subscript(st, target, out)
         v = expression(st, value, out)
@@ -163,6 +167,38 @@ def assign(st: LoweringState, target, value, out):
             assign_atom(st, t, a, out)
     else:
         raise st.err(target, "unsupported assignment target")
+
+
+def store_into_view(st: LoweringState, target, value, op) -> list[ast.stmt]:
+    """`a[i, :] = v`, `a[lo:hi] = b`, `row[:] += v`: numba's element-wise store into a view, as
+    loops over the view's dimensions. The value is evaluated once, first, as Python does: a
+    number is stored into every element; an array or a view of the same rank is copied element by
+    element (numba broadcasts an array of fewer dimensions; that is refused here)."""
+    n = st.njumps = st.njumps + 1
+    dst, src = f"slice{n}_dst__", f"slice{n}_src__"
+    name = lambda v, ctx=ast.Load: ast.Name(v, ctx())                 # noqa: E731
+    rank = array_rank(st, target)
+    copies = (isinstance(value, ast.Name) and value.id in st.arrays and value.id not in st.env) or is_view(st, value)
+    if copies and array_rank(st, value) != rank:
+        fewer = array_rank(st, value) < rank
+        raise st.err(target, f"`{ast.unparse(target)} = {ast.unparse(value)}`: storing an array of "
+                     f"{array_rank(st, value)} dimension(s) into a view of {rank}: "
+                     + ("numba broadcasts it; that is not supported here yet" if fewer else
+                        "numba refuses it too (the shapes cannot match)"))
+    counters = [f"slice{n}_k{d}__" for d in range(rank)]
+    index = ast.Tuple([name(k) for k in counters], ast.Load()) if rank > 1 else name(counters[0])
+    element = ast.Subscript(name(src), index, ast.Load()) if copies else name(src)
+    if op is not None:
+        element = ast.BinOp(ast.Subscript(name(dst), index, ast.Load()), op, element)
+    body: list[ast.stmt] = [ast.Assign([ast.Subscript(name(dst), index, ast.Store())], element)]
+    for d in reversed(range(rank)):
+        length = ast.Subscript(ast.Attribute(name(dst), "shape", ast.Load()), ast.Constant(d), ast.Load())
+        body = [ast.For(name(counters[d], ast.Store), ast.Call(name("range"), [length], []), body, [])]
+    stmts = [ast.Assign([name(src, ast.Store)], value), ast.Assign([name(dst, ast.Store)], target)] + body
+    for node in stmts:
+        ast.copy_location(node, target)
+        ast.fix_missing_locations(node)
+    return stmts
 
 
 def unpack_values(st: LoweringState, target, value, out, pairs: list) -> None:

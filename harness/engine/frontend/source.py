@@ -6,8 +6,9 @@ form of desugar.py (the everyday numba.cuda dialect rewritten into its core form
 its source line) and whose `source_tree` is the definition as written. `constant(src, node)` and
 `dtype(src, node)` resolve module constants and array dtypes the way the normal form does.
 
-Names are resolved against the kernel's own module globals, by identity, so `import math`,
-`from math import sin`, `import numpy as np` and `np.sin` all reach the same rule.
+Names are resolved against the kernel's own module globals (and the variables it closes over, when
+a factory function made it), by identity, so `import math`, `from math import sin`,
+`import numpy as np` and `np.sin` all reach the same rule.
 """
 from __future__ import annotations
 
@@ -96,7 +97,24 @@ def parse_kernel(kernel) -> KernelSource:
         raise UnsupportedError("kernels take plain positional parameters only (no defaults, *args or **kw)",
                                file=file, line=fdef.lineno)
     name = fdef.name if fn.__name__ == "<lambda>" else fn.__name__      # a lambda's name is no identifier
-    return KernelSource(name, file, desugar.normalise(fdef, fn.__globals__), fn.__globals__, fdef)
+    names = visible_names(fn)
+    return KernelSource(name, file, desugar.normalise(fdef, names), names, fdef)
+
+
+def visible_names(fn) -> dict:
+    """The names a function's body reads from outside: its module's globals, and for a function
+    made by another (a kernel a factory defines) the enclosing function's variables it closes
+    over, which shadow globals as in Python. numba.cuda freezes those into the kernel as
+    constants when it compiles, so a tile size held by the factory sizes a shared array."""
+    if not fn.__closure__:
+        return fn.__globals__
+    names = dict(fn.__globals__)
+    for var, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        try:
+            names[var] = cell.cell_contents
+        except ValueError:                  # a cell not yet filled: the name stays unresolved
+            names.pop(var, None)
+    return names
 
 
 def constant(src: KernelSource, node):

@@ -126,8 +126,12 @@ class Alloc:
 
 @dataclass
 class Barrier:
-    """cuda.syncthreads(): mirrored at the same place in the reverse sweep."""
+    """cuda.syncthreads(): mirrored at the same place in the reverse sweep. `warp`: it stands for
+    cuda.syncwarp(), which the derivative kernels replace by the (stronger) block barrier while the
+    primal, numba's own compile, orders only each warp's lanes: an analysis that reasons about the
+    primal's order between threads of different warps must not count it."""
     line: int
+    warp: bool = False
 
 
 @dataclass
@@ -139,6 +143,15 @@ class Atomic:
     value: Atom
     target: str | None
     line: int
+
+
+@dataclass
+class Draw(Atomic):
+    """target = op(array, index[0]): a draw of numba's random number generator (rules/rng.py), op
+    one of its draw functions. Like an atomic it reads and writes array[index] (the generator's
+    state, which it advances) and returns a value that no replay can recompute, so every analysis
+    and emitter that knows atomics treats it as one; the value is never differentiated. `value`
+    is unused (Lit(0))."""
 
 
 Stmt = Union[Assign, Store, If, Nested, Loop, Alloc, Barrier, Atomic]

@@ -49,19 +49,28 @@ OPS: tuple[Op, ...] = (
     Op("remainder", ("1", "-floor((x - r) / y + 0.5)"), math=True, numpy_namesake=False),   # r = x - n y with n = x / y rounded to an integer
     # powers, exponentials, logarithms
     Op("sqrt", ("0.5 / r",), math=True, translated=True, warp="wp.sqrt({0})", taichi="ti.sqrt({0})"),
-    Op("cbrt", ("1 / (3 * r * r)",), math=True, translated=True, warp="wp.cbrt({0})"),   # generated code calls libdevice's cbrt (libm.CBRT_PRELUDE)
+    # generated code calls libdevice's cbrt (libm.CBRT_PRELUDE); Taichi has none: its port spells it with pow
+    Op("cbrt", ("1 / (3 * r * r)",), math=True, translated=True, warp="wp.cbrt({0})",
+       taichi="(ti.select({0} < 0, -{one}, {one}) * ti.abs({0}) ** {third})", fuzz_adapters=False),
     Op("cbrtf", ("1 / (3 * r * r)",)),              # the float32 cbrt (libdevice's cbrtf)
     Op("exp", ("r",), math=True, translated=True, warp="wp.exp({0})", taichi="ti.exp({0})"),
-    Op("exp2", ("r * LN2",), math=True),
+    # Warp and Taichi have no exp2, degrees, radians or ldexp: the ports spell them out (kept out of the
+    # fuzzer's adapters profile, like every op the translator learnt after its seeds were fixed)
+    Op("exp2", ("r * LN2",), math=True, translated=True, warp="wp.pow({two}, {0})", taichi="({two} ** {0})",
+       fuzz_adapters=False),
     # Warp and Taichi have no expm1 or log1p: the ports spell them out, as a user porting would
     Op("expm1", ("r + 1",), math=True, translated=True, warp="(wp.exp({0}) - {one})", taichi="(ti.exp({0}) - {one})"),
     Op("log", ("1 / x",), math=True, translated=True, warp="wp.log({0})", taichi="ti.log({0})"),
-    # kept out of the fuzzer's adapters profile: drawing it would change the kernel every adapters seed draws
-    Op("log2", ("1 / (x * LN2)",), math=True, translated=True, warp="wp.log2({0})", taichi="ti.math.log2({0})",
+    # kept out of the fuzzer's adapters profile: drawing it would change the kernel every adapters seed draws.
+    # Not Taichi's ti.math.log2: it divides by ln 2 taken in the default float type (float32 here), which
+    # leaves a float64 log2 with float32 precision (1e-8 relative error)
+    Op("log2", ("1 / (x * LN2)",), math=True, translated=True, warp="wp.log2({0})", taichi="(ti.log({0}) / ti.log({two}))",
        fuzz_adapters=False),
-    Op("log10", ("1 / (x * LN10)",), math=True, translated=True, warp="wp.log10({0})"),
+    Op("log10", ("1 / (x * LN10)",), math=True, translated=True, warp="wp.log10({0})",
+       taichi="(ti.log({0}) / ti.log({ten}))", fuzz_adapters=False),
     Op("log1p", ("1 / (1 + x)",), math=True, translated=True, warp="wp.log({one} + {0})", taichi="ti.log({one} + {0})"),
-    Op("ldexp", ("ldexp(1, y)", "r * LN2"), math=True),      # x 2^y; y is an integer, never differentiated
+    Op("ldexp", ("ldexp(1, y)", "r * LN2"), math=True,       # x 2^y; y is an integer, never differentiated
+       translated=True, warp="({0} * wp.pow({two}, {1}))", taichi="({0} * {two} ** {1})", fuzz_adapters=False),
     # trigonometry
     Op("sin", ("cos(x)",), math=True, translated=True, warp="wp.sin({0})", taichi="ti.sin({0})"),
     Op("cos", ("-sin(x)",), math=True, translated=True, warp="wp.cos({0})", taichi="ti.cos({0})"),
@@ -78,15 +87,27 @@ OPS: tuple[Op, ...] = (
     # Warp and Taichi have no hypot: the ports spell it out
     Op("hypot", ("x / r", "y / r"), math=True, translated=True, warp="wp.sqrt({0} * {0} + {1} * {1})",
        taichi="ti.sqrt({0} * {0} + {1} * {1})"),
-    Op("degrees", ("DEG_PER_RAD",), math=True, numpy=("rad2deg",)),
-    Op("radians", ("RAD_PER_DEG",), math=True, numpy=("deg2rad",)),
+    Op("degrees", ("DEG_PER_RAD",), math=True, numpy=("rad2deg",), translated=True, warp="({0} * {deg_per_rad})",
+       taichi="({0} * {deg_per_rad})", fuzz_adapters=False),
+    Op("radians", ("RAD_PER_DEG",), math=True, numpy=("deg2rad",), translated=True, warp="({0} * {rad_per_deg})",
+       taichi="({0} * {rad_per_deg})", fuzz_adapters=False),
     # hyperbolic
-    Op("sinh", ("cosh(x)",), math=True, translated=True, warp="wp.sinh({0})"),
-    Op("cosh", ("sinh(x)",), math=True, translated=True, warp="wp.cosh({0})"),
+    # Taichi has no sinh, cosh, asinh, acosh, atanh, Warp none of the last three: the ports spell them
+    # out from exp, log and sqrt (kept out of the fuzzer's adapters profile, as above)
+    Op("sinh", ("cosh(x)",), math=True, translated=True, warp="wp.sinh({0})",
+       taichi="((ti.exp({0}) - ti.exp(-{0})) / {two})", fuzz_adapters=False),
+    Op("cosh", ("sinh(x)",), math=True, translated=True, warp="wp.cosh({0})",
+       taichi="((ti.exp({0}) + ti.exp(-{0})) / {two})", fuzz_adapters=False),
     Op("tanh", ("1 - r * r",), math=True, translated=True, warp="wp.tanh({0})", taichi="ti.tanh({0})"),
-    Op("asinh", ("1 / sqrt(x * x + 1)",), math=True, numpy=("arcsinh",), translated=True),
-    Op("acosh", ("1 / sqrt(x * x - 1)",), math=True, numpy=("arccosh",), translated=True),
-    Op("atanh", ("1 / (1 - x * x)",), math=True, numpy=("arctanh",), translated=True),
+    Op("asinh", ("1 / sqrt(x * x + 1)",), math=True, numpy=("arcsinh",), translated=True,
+       warp="wp.log({0} + wp.sqrt({0} * {0} + {one}))", taichi="ti.log({0} + ti.sqrt({0} * {0} + {one}))",
+       fuzz_adapters=False),
+    Op("acosh", ("1 / sqrt(x * x - 1)",), math=True, numpy=("arccosh",), translated=True,
+       warp="wp.log({0} + wp.sqrt({0} * {0} - {one}))", taichi="ti.log({0} + ti.sqrt({0} * {0} - {one}))",
+       fuzz_adapters=False),
+    Op("atanh", ("1 / (1 - x * x)",), math=True, numpy=("arctanh",), translated=True,
+       warp="(wp.log(({one} + {0}) / ({one} - {0})) / {two})", taichi="(ti.log(({one} + {0}) / ({one} - {0})) / {two})",
+       fuzz_adapters=False),
     # special functions
     Op("erf", ("TWO_OVER_SQRTPI * exp(-x * x)",), math=True, translated=True, warp="wp.erf({0})"),
     Op("erfc", ("-TWO_OVER_SQRTPI * exp(-x * x)",), math=True, translated=True, warp="wp.erfc({0})"),
@@ -101,8 +122,11 @@ OPS: tuple[Op, ...] = (
     Op("cast_float32", ("1",)),
     Op("cast_float64", ("1",)),
     # float-valued, zero derivative almost everywhere
-    Op("floor", math=True, arity=(1, 1), piecewise_constant=True, translated=True),
-    Op("ceil", math=True, arity=(1, 1), piecewise_constant=True, translated=True),
+    # an integer in numba: the translator casts the spelling's value (trunc is the cast itself)
+    Op("floor", math=True, arity=(1, 1), piecewise_constant=True, translated=True, warp="wp.floor({0})",
+       taichi="ti.floor({0})", fuzz_adapters=False),
+    Op("ceil", math=True, arity=(1, 1), piecewise_constant=True, translated=True, warp="wp.ceil({0})",
+       taichi="ti.ceil({0})", fuzz_adapters=False),
     Op("trunc", math=True, arity=(1, 1), piecewise_constant=True, translated=True),
     Op("round", builtin=True, arity=(1, 2), piecewise_constant=True),
     Op("floordiv", piecewise_constant=True),
@@ -116,9 +140,12 @@ OPS: tuple[Op, ...] = (
     Op("cast_float16", refused="float16 values cannot carry derivatives (derivative registers are float32 or float64); "
                                "compute in float32"),
     # boolean results
-    Op("isnan", math=True, boolean=True),
-    Op("isinf", math=True, boolean=True),
-    Op("isfinite", math=True, boolean=True),
+    Op("isnan", math=True, boolean=True, translated=True, warp="wp.isnan({0})", taichi="ti.math.isnan({0})",
+       fuzz_adapters=False),
+    Op("isinf", math=True, boolean=True, translated=True, warp="wp.isinf({0})", taichi="ti.math.isinf({0})",
+       fuzz_adapters=False),
+    Op("isfinite", math=True, boolean=True, translated=True, warp="wp.isfinite({0})",
+       taichi="(not (ti.math.isinf({0}) or ti.math.isnan({0})))", fuzz_adapters=False),
 )
 
 BY_NAME: dict[str, Op] = {op.name: op for op in OPS}

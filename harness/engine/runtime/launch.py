@@ -27,6 +27,7 @@ from harness.engine.frontend.source import parse_kernel, python_function
 from harness.engine.guard import internal_errors_refused, numba_refusals_named
 from harness.engine.analyses.activity import extremum_arrays
 from harness.engine.rules.libm import primal_needs_engine
+from harness.engine.rules.rng import numpy_dtype
 from harness.engine.ir.ssa import Loop, Param, file_of, walk
 from harness.engine.runtime.jobs import CompilerJob
 from harness.engine.options import EngineOptions
@@ -39,6 +40,18 @@ from harness.engine.runtime.signature import ArgInfo, classify
 class LaunchConfig:
     grid: tuple[int, ...]
     block: tuple[int, ...]
+
+    def __post_init__(self):
+        # numba accepts `kernel[4, 128]`; take the same spellings here, and say which dimension is
+        # wrong instead of failing later inside the engine
+        for name in ("grid", "block"):
+            value = getattr(self, name)
+            dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+            if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                                  and d >= 1 for d in dims):
+                raise ValueError(f"LaunchConfig {name}={value!r}: expected a positive int or a tuple of "
+                                 f"1 to 3 positive ints")
+            object.__setattr__(self, name, tuple(int(d) for d in dims))
 
     @staticmethod
     def threads(n, block: int | tuple = 128) -> "LaunchConfig":
@@ -61,7 +74,8 @@ class LaunchConfig:
         g = self.grid + (1,) * (ndim - len(self.grid))
         b = self.block + (1,) * (ndim - len(self.block))
         return LaunchShape(tuple(d for d in range(ndim) if g[d] * b[d] > 1),
-                           tuple(d for d in range(ndim) if b[d] > 1))
+                           tuple(d for d in range(ndim) if b[d] > 1),
+                           tuple(d for d in range(ndim) if g[d] > 1))
 
 
 @dataclass
@@ -149,7 +163,7 @@ class CachedLaunch(BoundLaunch):
 def numba_type(info: ArgInfo, layout: str | None = None):
     from numba import types
     from numba.np.numpy_support import from_dtype
-    scalar = from_dtype(np.dtype(info.dtype))
+    scalar = from_dtype(numpy_dtype(info.dtype))      # a record's dtype goes by a name (rules/rng.py)
     if info.kind == "array":
         return types.Array(scalar, info.ndim, layout or info.layout)
     return scalar
@@ -384,7 +398,10 @@ class Engine:
         first, scratch = [], []
         for name, statements in plan.extrema:
             initial = by_name[name]
-            s, i = initial.copy(), initial.copy()
+            # through the host: the caller's array may be any of the backend's array types
+            # (a numba device array has no .copy()), and these scratch arrays are small
+            host = self.backend.to_host(initial)
+            s, i = self.backend.asarray(host), self.backend.asarray(host.copy())
             w = self.backend.asarray(np.full(tuple(initial.shape), np.iinfo(np.int64).max, np.int64))
             v = self.backend.asarray(np.full(threads * statements, np.nan, initial.dtype))   # NaN: never made
             first += [s, v]

@@ -8,6 +8,7 @@ import numpy as np
 
 from harness.core.activity import Active, BatchDuplicated, Const, Duplicated, activity_name
 from harness.core.errors import ActivityError, KernelError, UnsupportedError
+from harness.engine.rules import rng
 
 _SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
 
@@ -68,10 +69,16 @@ def classify(backend, params: list[str], args: tuple, mode: str) -> list[ArgInfo
             return cls(f"argument {pos} ('{name}'): {why}", argument=pos, param=name)
 
         if backend.is_array(value):
-            dtype = str(value.dtype)
+            dtype = rng.dtype_name(value.dtype)
             info = ArgInfo(pos, name, "array", dtype, value.ndim, array_layout(value), act, value)
             if act == "active":
                 raise fail("Active applies to scalars only; pass an array as Duplicated(x, dx)")
+            if dtype == rng.STATE_DTYPE_NAME and act != "const":
+                raise fail("an array of random number generator states cannot be differentiated (its draws "
+                           f"are constants); mark '{name}' const")
+            if np.dtype(value.dtype).fields is not None and dtype != rng.STATE_DTYPE_NAME:
+                raise UnsupportedError(f"argument {pos} ('{name}') is an array of records ({value.dtype}): the only "
+                                       "record arrays the engine passes are numba's xoroshiro128p generator states")
             if act != "const" and not np.issubdtype(np.dtype(dtype), np.floating):
                 raise fail(f"{dtype} arrays cannot be differentiated; mark '{name}' const")
             if act != "const" and dtype == "float16":
