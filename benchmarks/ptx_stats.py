@@ -9,7 +9,7 @@ Columns: PTX instructions; float64 arithmetic; float32 <-> float64 conversions; 
 reciprocals; calls (libdevice's out-of-line paths, e.g. a float64 pow); argument reductions of
 sin/cos (`trig_reductions`); loads of the kernel's arrays after its first floating-point
 arithmetic (`late_loads`); per-thread local memory in bytes (`local_bytes`: the tape of a dynamic
-loop) and the local loads and stores that use it (`local_ld_st`); atomics; barriers; registers. `--dump DIR` writes each kernel's PTX there.
+loop) and the local loads and stores that use it (`local_ld_st`); atomics; warp shuffles; barriers; registers. `--dump DIR` writes each kernel's PTX there.
 
 ptxas older than the NVVM that wrote the PTX refuses its `.version`; the PTX is assembled with
 the version lowered to ptxas's own, which is fine for these kernels (no newer instructions).
@@ -41,7 +41,7 @@ def counts(ptx: str) -> dict:
             "calls": facts["calls"], "trig_reductions": facts["trig_reductions"], "late_loads": facts["late_loads"],
             "local_bytes": facts["local_memory"],
             "local_ld_st": sum(1 for ln in ops if re.match(r"(ld|st)\.local\b", ln)),
-            "atomics": facts["atomics"], "barriers": facts["barriers"],
+            "atomics": facts["atomics"], "shuffles": facts["shuffles"], "barriers": facts["barriers"],
             "registers": registers(ptx)}
 
 
@@ -69,15 +69,22 @@ def kernels(only: list[str] | None):
     from harness.backends.ptx import PtxBackend
     from harness.bench import reference
     from harness.bench.suite import by_name
-    from harness.engine.runtime.launch import Engine, LaunchConfig
+    import dataclasses
+
+    from harness.engine.runtime.launch import Engine
     from harness.cases.inputs import load_kernel
     engine = Engine(PtxBackend())
     for b in by_name(only):
         kernel = load_kernel(b.kernel, ROOT)
         values = b.values(np, N)
-        config = LaunchConfig.threads(N, b.block)
+        # the bench's own launch geometry (2-D tiles for the matrix product) and tape size: the
+        # engine's ownership decisions, hence the code, depend on the launch's shape
+        config = b.config(N)
+        tape = b.tape_size(N, engine.options.tape_size)
+        engine_for_b = engine if tape == engine.options.tape_size else \
+            Engine(PtxBackend(), dataclasses.replace(engine.options, tape_size=tape))
         for mode in ("forward", "reverse"):
-            plan, _ = engine.prepare(kernel, config, b.wrapped(values, mode), mode)
+            plan, _ = engine_for_b.prepare(kernel, config, b.wrapped(values, mode), mode)
             yield b.name, mode, "generated", plan.ptx
             for label, fnames in b.hand.get(mode, {}).items():
                 # a hand-written adjoint in several kernels (the matrix product's dA, dB and primal)
@@ -99,7 +106,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     only = args.only.split(",") if args.only else None
     columns = ("instructions", "f64_arith", "cvt_f32_f64", "div_rcp", "calls", "trig_reductions", "late_loads",
-               "local_bytes", "local_ld_st", "atomics", "barriers", "registers")
+               "local_bytes", "local_ld_st", "atomics", "shuffles", "barriers", "registers")
     print(f"{'benchmark':16s} {'mode':8s} {'kernel':36s} " + " ".join(f"{c:>12s}" for c in columns))
     for name, mode, label, ptx in kernels(only):
         if args.dump:

@@ -1,9 +1,11 @@
 """Warp shuffles for numba's CUDA simulator, which has none (`shfl_*_sync` are missing).
 
 Each simulated thread publishes its value in a slot of its block, meets the others at a block
-barrier, reads its source lane's slot, and meets them again before the slots are reused. This is
-warp-synchronous only in the sense the simulator can offer: every thread of the *block* must
-execute the shuffle together, which kernels that shuffle in uniform control flow do.
+barrier and reads its source lane's slot. Consecutive shuffles alternate between two sets of
+slots, so one barrier per shuffle suffices: a thread writes a set again two shuffles later, after
+the barrier of the shuffle between, which every thread reaches only once it has read the set.
+This is warp-synchronous only in the sense the simulator can offer: every thread of the *block*
+must execute the shuffle together, which kernels that shuffle in uniform control flow do.
 """
 from __future__ import annotations
 
@@ -14,12 +16,15 @@ WARP = 32
 
 def _exchange(value):
     me = threading.current_thread()
-    slots = me._manager.__dict__.setdefault("_harness_shuffle_slots", {})
+    state = me._manager.__dict__               # one block's: a fresh manager runs each block
+    sets = state.setdefault("_harness_shuffle_slots", ({}, {}))
+    counts = state.setdefault("_harness_shuffle_counts", {})
+    k = counts.get(me.thread_id, 0)
+    counts[me.thread_id] = k + 1
+    slots = sets[k % 2]
     slots[me.thread_id] = value
     me.syncthreads()
-    snapshot = dict(slots)
-    me.syncthreads()
-    return me.thread_id, snapshot
+    return me.thread_id, slots
 
 
 def _read(value, source_lane):

@@ -41,9 +41,9 @@ THREAD_SPECIALS = ("tid.", "grid.", "laneid")
 THREAD_OPS = ("shfl", "shfl_up", "shfl_down", "shfl_xor")
 
 
-def _varies(expr, varying: set[str]) -> bool:
+def _varies(expr, varying: set[str], specials: tuple = THREAD_SPECIALS) -> bool:
     if isinstance(expr, Special):
-        return expr.name.startswith(THREAD_SPECIALS)
+        return expr.name.startswith(specials)
     if isinstance(expr, Load):
         return True
     if isinstance(expr, Prim):
@@ -57,13 +57,15 @@ def _atom_varies(a, varying: set[str]) -> bool:
     return not isinstance(a, Lit) and a in varying
 
 
-def thread_dependent_values(ir: KernelIR, device: bool = False) -> set[str]:
+def thread_dependent_values(ir: KernelIR, device: bool = False, specials: tuple = THREAD_SPECIALS) -> set[str]:
     """The SSA values that may differ between the threads of one block. A device function's
-    scalar parameters count as thread-dependent (its call sites are not known here)."""
+    scalar parameters count as thread-dependent (its call sites are not known here). `specials`:
+    the launch indices that differ between the threads compared (by default every thread index;
+    fewer to ask which values differ only along some axes)."""
     varying: set[str] = {p.name for p in ir.params if p.kind == "scalar"} if device else set()
     while True:
         before = len(varying)
-        _visit(ir.body, None, varying)
+        _visit(ir.body, None, varying, specials=specials)
         if len(varying) == before:
             return varying
 
@@ -74,13 +76,13 @@ def _loop_varies(s: Loop, varying: set[str]) -> bool:
     return _atom_varies(s.cond, varying)
 
 
-def _visit(stmts, why: str | None, varying: set[str], refuse=None):
+def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tuple = THREAD_SPECIALS):
     """One pass over `stmts`, growing `varying`. `why` is None in a block-uniform context, else
     the outermost construct that makes it thread-dependent; refuse(barrier, why) is called for a
     barrier in such a context."""
     for s in stmts:
         if isinstance(s, Assign):
-            if why is not None or _varies(s.expr, varying):
+            if why is not None or _varies(s.expr, varying, specials):
                 varying.add(s.target)
         elif isinstance(s, Atomic):
             if s.target:
@@ -90,8 +92,8 @@ def _visit(stmts, why: str | None, varying: set[str], refuse=None):
         elif isinstance(s, If):
             inner = why or (f"the condition at line {s.line} depends on the thread"
                             if _atom_varies(s.cond, varying) else None)
-            _visit(s.body, inner, varying, refuse)
-            _visit(s.orelse, inner, varying, refuse)
+            _visit(s.body, inner, varying, refuse, specials)
+            _visit(s.orelse, inner, varying, refuse, specials)
             for target, then, other in s.phis:
                 if inner is not None or _atom_varies(then, varying) or _atom_varies(other, varying):
                     varying.add(target)
@@ -99,8 +101,8 @@ def _visit(stmts, why: str | None, varying: set[str], refuse=None):
             trip = "its condition" if s.kind == "while" else "its range"
             inner = why or (f"the loop at line {s.line} runs a thread-dependent number of times ({trip} depends "
                             "on the thread)" if _loop_varies(s, varying) else None)
-            _visit(s.header, inner, varying, refuse)
-            _visit(s.body, inner, varying, refuse)
+            _visit(s.header, inner, varying, refuse, specials)
+            _visit(s.body, inner, varying, refuse, specials)
             for reg, end in s.carried:
                 if inner is not None or _atom_varies(end, varying):
                     varying.add(reg)

@@ -4,7 +4,7 @@ emitters too. ADJOINT_EMITTERS is the default registry; an engine takes another 
 (`em`, emit_state.py) and the statement."""
 from __future__ import annotations
 
-from harness.engine.emission import coarsen, emit_extrema, emit_forward, emit_loop_jacobian, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reverse, emit_uniform
+from harness.engine.emission import coarsen, emit_extrema, emit_forward, emit_lane_sums, emit_loop_jacobian, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reverse, emit_uniform
 from harness.engine.analyses.activity import SHUFFLES
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.ir.ssa import Assign, Atomic, Barrier, If, Load, Loop, Prim, Store, walk
@@ -78,8 +78,10 @@ def adjoint_store(em: EmitState, s: Store, consume: bool = True):
 
 def adjoint_load(em: EmitState, s: Assign):
     e = s.expr
+    em.lane_site = em.lane_sums.get(id(s))
     for j in em.lanes():
         emit_reverse.accumulate_array(em, e.array, j, e.index, em.d(s.target, j))
+    em.lane_site = None
 
 
 def operand_partials(em: EmitState, s: Assign):
@@ -136,6 +138,8 @@ def accumulate(em: EmitState, array: str, lane: int, index, value: str):
             em.line(f"{shadow}[{index_text(index)}] = {early} + {value}")
         else:
             em.line(f"{shadow}[{index_text(index)}] += {value}")
+    elif em.lane_site:
+        emit_lane_sums.queue(em, array, lane, index, value, em.lane_site)
     else:
         em.line(f"cuda.atomic.add({shadow}, {emit_parallel.atomic_index(em, index)}, {value})")
 

@@ -4,9 +4,10 @@ control flow mirrored (reverse sweep). Functions over the emit state (emit_state
 from __future__ import annotations
 
 from harness.core.errors import UnsupportedError
-from harness.engine.emission import coarsen, emit_adjoints, emit_gather, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform
+from harness.engine.emission import coarsen, emit_adjoints, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.emission.emit_uniform import uniform_slots
+from harness.engine.analyses.lane_groups import lane_group_reads
 from harness.engine.ir.ssa import Alloc, Assign, If, Loop, Store, file_of, walk
 
 
@@ -61,11 +62,19 @@ def reverse(em: EmitState, stmts):
     em.prefetched = saved
 
 
+# adjoints that only compute registers or add into shadows: queued lane sums may wait across them
+_ARITHMETIC = ("assign", "load")
+
+
 def _reverse(em: EmitState, stmts):
     for s in reversed(stmts):
         kind = emit_adjoints.statement_kind(em, s)
         if kind is not None:
+            if kind not in _ARITHMETIC and em.lane_sum_queue:
+                emit_lane_sums.flush(em)
             em.emitters[kind](em, s)
+    if em.lane_sum_queue:
+        emit_lane_sums.flush(em)
 
 
 def reverse_phis(em: EmitState, phis, side: int):
@@ -74,6 +83,16 @@ def reverse_phis(em: EmitState, phis, side: int):
         if target in em.varied and em.is_varied(src):
             for j in em.lanes():
                 em.line(f"{em.d(src, j)} += {em.d(target, j)}")
+
+
+def _lane_sum_reads(em: EmitState, device: bool) -> dict[int, str]:
+    """The reads whose adjoint lane groups sum first (lane_groups.py), less those whose adjoint is
+    no shadow update at all or goes to a uniform-index slot (emit_uniform.py) instead."""
+    found = lane_group_reads(em.ir, em.sig.owned, device)
+    loads = {id(s): s for s in walk(em.ir.body) if id(s) in found}
+    return {k: axis for k, axis in found.items()
+            if loads[k].target in em.varied and loads[k].expr.array in em.diff_arrays
+            and emit_uniform.slot_register(em, loads[k].expr.array, loads[k].expr.index, 0) is None}
 
 
 def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
@@ -102,6 +121,9 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     reverse_replay(em, em.ir.body)
     em.line("# reverse sweep: adjoints in reverse statement order")
     adjoint_inits(em)
+    em.lane_sums = _lane_sum_reads(em, device)
+    if em.lane_sums:
+        emit_lane_sums.setup(em, set(em.lane_sums.values()))
     if not em.virtual_blocks:
         emit_uniform.slot_inits(em)
     for r in em.ir.returns if device else []:

@@ -62,6 +62,10 @@ class EmitState:
     virtual_blocks: bool = False              # launch indices read the virtual block's (coarsen.py)
     hoisted: dict[tuple, str] = field(default_factory=dict)   # (id(primitive), operand) -> register of its partial (emit_adjoints.py)
     in_loops: set[int] | None = None          # ids of the statements inside dynamic loops (computed on first use)
+    lane_sums: dict = field(default_factory=dict)   # id of a read whose adjoint lane groups sum first -> axis (emit_lane_sums.py)
+    lane_site: str | None = None              # the axis of the read being differentiated, if it is one
+    lane_sum_queue: list = field(default_factory=list)    # (shadow, index, register, type, axis) waiting to be summed
+    lane_sum_count: int = 0                   # registers named so far
 
     @classmethod
     def start(cls, ir: KernelIR, sig, varied: set[str], emitters: Mapping, rules: Mapping | None) -> "EmitState":
