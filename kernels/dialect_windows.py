@@ -126,15 +126,23 @@ def shared_windows(out, x):
 @cuda.jit
 def slice_stores(out, x, a):
     """Stores into views, element by element as numba does: a row filled with a number, a window
-    copied from another array's window, an augmented store into a stepped window, a whole row
-    of a 2-d array given one value, and a window of a local array."""
+    copied from another array's window, a whole row of a 2-d array given one value, and a window
+    of a local array."""
     i = cuda.grid(1)
     if i < out.shape[0]:
         out[i, :] = a
         out[i, 1:4] = x[i, 0:3]
-        out[i, ::2] += x[i, 4] * a
+        out[i, 4] = out[i, 4] + x[i, 4] * a
         tmp = cuda.local.array((2, 3), float32)
         tmp[1] = x[i, 1]
         tmp[0, :] = x[i, 2:5]
-        tmp[0, 1:] *= tmp[1, 0]
-        out[i, 5] = tmp[0, 0] + tmp[0, 1] + tmp[0, 2] + tmp[1, 2]
+        out[i, 5] = tmp[0, 0] * tmp[1, 0] + tmp[0, 1] + tmp[0, 2] + tmp[1, 2]
+
+
+@cuda.jit
+def augmented_view_stores(out, x, a):
+    """In-place arithmetic on a view: numba.cuda cannot compile it (the simulator, which runs
+    numpy, can), so the engine refuses it and says so."""
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i, ::2] += x[i, 4] * a

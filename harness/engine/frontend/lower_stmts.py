@@ -98,7 +98,11 @@ def augmented_assign(st: LoweringState, s, out):
         st.emit_assign(out, new, Prim(op, (cur, rhs)))
         st.env[s.target.id] = new
     elif isinstance(s.target, ast.Subscript) and is_view(st, s.target):
-        out.extend(block(st, store_into_view(st, s.target, s.value, s.op)))
+        # array arithmetic in place: numba's CUDA target has no ufunc loops to compile it with (it
+        # fails in lowering; only the simulator, which runs numpy, accepts it)
+        raise st.err(s, f"`{ast.unparse(s).strip()}` is in-place arithmetic on an array view, which "
+                        "numba.cuda itself cannot compile in a kernel (no ufunc loops on the device); "
+                        "write the loop over its elements")
     elif isinstance(s.target, ast.Subscript):
         array, index = subscript(st, s.target, out)
         old = st.emit_assign(out, st.temp(), Load(array, index))
