@@ -232,7 +232,7 @@ def test_the_fuzzer_compiles_warp_modules_at_its_optimization_level(tmp_path):
     assert adapter.optimization_level == WARP_OPTIMIZATION_LEVEL
     tally = fuzzer.run_seed(9)
     assert tally.engine_runs["warp pass"] + tally.engine_runs["warp wrong-gradient"] >= 1, tally.engine_runs
-    modules = [m for m, _, _ in adapter._modules.values()]
+    modules = [entry[0] for entry in adapter._modules.values()]
     assert modules and all(wp.get_module(m.__name__).options["optimization_level"] == WARP_OPTIMIZATION_LEVEL
                            for m in modules)
 
