@@ -65,8 +65,9 @@ def resolve_call(st: LoweringState, node):
         return None
 
 
-def _attribute_object(st: LoweringState, node):
-    """The object a dotted name (`numba.cuda.random.f`) names in the kernel's module, or None."""
+def _dotted_base(st: LoweringState, node):
+    """(the module-level object a dotted name starts from, the attribute names after it in order)
+    for `numba.cuda.random.f`; None when the base is a local name or not defined."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -74,30 +75,31 @@ def _attribute_object(st: LoweringState, node):
     if not isinstance(node, ast.Name) or node.id in st.env:
         return None
     try:
-        obj = resolve_global(st.src, node.id)
+        return resolve_global(st.src, node.id), parts[::-1]
     except KeyError:
         return None
-    for p in reversed(parts):
+
+
+def _attribute_object(st: LoweringState, node):
+    """The object a dotted name (`numba.cuda.random.f`) names in the kernel's module, or None."""
+    base = _dotted_base(st, node)
+    if base is None:
+        return None
+    obj, parts = base
+    for p in parts:
         obj = getattr(obj, p, None)
     return obj
 
 
 def dotted(st: LoweringState, node):
     """('cuda', ['threadIdx', 'x']) for cuda.threadIdx.x; None if the base is no module."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id in st.env:
+    base = _dotted_base(st, node)
+    if base is None:
         return None
-    try:
-        obj = resolve_global(st.src, node.id)
-    except KeyError:
-        return None
+    obj, parts = base
     kind = module_kind(obj)
     if kind is None:
         return None
-    parts.reverse()
     if kind == "numba" and parts and parts[0] == "cuda":
         kind, parts = "cuda", parts[1:]
     return kind, parts, obj
