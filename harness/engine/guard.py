@@ -101,6 +101,15 @@ def _is_numba_error(exc: BaseException) -> bool:
     return isinstance(exc, NumbaError)
 
 
+def _raised_inside_numba(exc: BaseException) -> bool:
+    """numba's lowering sometimes fails with a plain exception rather than a NumbaError (in-place
+    arithmetic on an array view: KeyError <ufunc 'add'>); raised from numba's own code while it
+    compiles the user's unchanged kernel, that is numba's refusal too."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and any(part in frames[-1].filename.replace(os.sep, "/")
+                                for part in ("/numba/", "/numba_cuda/"))
+
+
 @contextmanager
 def numba_refusals_named(fn):
     """numba.cuda's own compile of the user's kernel (a primal launch): a kernel numba rejects is
@@ -108,7 +117,7 @@ def numba_refusals_named(fn):
     try:
         yield
     except Exception as exc:
-        if not _is_numba_error(exc):
+        if isinstance(exc, HarnessError) or not (_is_numba_error(exc) or _raised_inside_numba(exc)):
             raise
         file, line = _where(fn)
         loc = getattr(exc, "loc", None)

@@ -101,7 +101,7 @@ def augmented_assign(st: LoweringState, s, out):
         # array arithmetic in place: numba's CUDA target has no ufunc loops to compile it with (it
         # fails in lowering; only the simulator, which runs numpy, accepts it)
         raise st.err(s, f"`{ast.unparse(s).strip()}` is in-place arithmetic on an array view, which "
-                        "numba.cuda itself cannot compile in a kernel (no ufunc loops on the device); "
+                        "numba.cuda itself cannot compile it in a kernel (no ufunc loops on the device); "
                         "write the loop over its elements")
     elif isinstance(s.target, ast.Subscript):
         array, index = subscript(st, s.target, out)
