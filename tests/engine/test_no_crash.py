@@ -141,3 +141,25 @@ def test_backends_that_can_pass_negative_strides_still_do():
     from harness.backends.cuda import CudaBackend
     from harness.core.target import Backend
     assert Backend.negative_strides and not CudaBackend.negative_strides
+
+
+def test_a_plain_exception_from_numbas_own_code_is_numbas_refusal():
+    """numba's lowering of the user's unchanged kernel can fail with a plain exception (in-place
+    arithmetic on a view: KeyError <ufunc 'add'>); raised in numba's code, it is numba's refusal.
+    The same exception raised anywhere else stays what it is."""
+    from harness.core.errors import UnsupportedError
+    from harness.engine.guard import numba_refusals_named
+
+    def kernel(out):
+        pass
+
+    numba_code, elsewhere = {}, {}
+    exec(compile("def lower():\n    raise KeyError('add')\n", "/site-packages/numba_cuda/numba/cuda/fake.py", "exec"),
+         numba_code)
+    exec(compile("def lower():\n    raise KeyError('add')\n", "/work/project/other.py", "exec"), elsewhere)
+    with pytest.raises(UnsupportedError, match=r"numba.cuda itself refuses to compile kernel kernel \(KeyError"):
+        with numba_refusals_named(kernel):
+            numba_code["lower"]()
+    with pytest.raises(KeyError):
+        with numba_refusals_named(kernel):
+            elsewhere["lower"]()
