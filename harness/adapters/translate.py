@@ -1003,6 +1003,16 @@ class _Scope:
                 left, tl = r, tr
             return (parts[0] if len(parts) == 1 else "(" + " and ".join(parts) + ")"), BOOL
         if isinstance(node, ast.IfExp):
+            # both systems select between two evaluated values: a side that reads an array would read
+            # it (and, in reverse, add into its adjoint) where Python never evaluates it, past the
+            # bounds the condition guards (`x[r, c] if r < m else 0.0`): wrong adjoints, heap damage
+            reads = [n for side in (node.body, node.orelse) for n in ast.walk(side)
+                     if isinstance(n, ast.Subscript) and self._array_name(n.value)]
+            if reads:
+                raise self.src.refuse(node, "a conditional expression with an array read on one side "
+                                        f"(`{ast.unparse(reads[0])}`): the translation selects between both "
+                                        "sides evaluated, so the read would run where the condition rules it "
+                                        "out; not yet translated as a branch")
             c = self._cond(node.test)
             a, ta = self._expr(node.body)
             b, tb = self._expr(node.orelse)
