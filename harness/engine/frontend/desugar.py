@@ -344,16 +344,22 @@ def normalise(tree: ast.FunctionDef, globals_: dict) -> ast.FunctionDef:
     return out
 
 
+def _binding_counts(fn: ast.FunctionDef) -> dict[str, int]:
+    """How many times the function's body assigns (or deletes) each name."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    return stores
+
+
 def _inline_shape_names(fn: ast.FunctionDef) -> None:
     """`s = a.shape` names an array's shape tuple, which numba.cuda keeps as a value; the lowering
     reads shapes by component, so every read of `s` becomes `a.shape` itself and the binding goes.
     Only where that cannot change a value: `s` bound once (by this statement) and `a` a name the
     function binds at most once (a parameter, an allocated array), so `a.shape` is the same tuple
     wherever `s` is read. Anything else stays for the lowering to judge."""
-    stores: dict[str, int] = {}
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    stores = _binding_counts(fn)
     shapes = {}
     for n in ast.walk(fn):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
@@ -467,12 +473,12 @@ _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.
 def _constant_locals(fn: ast.FunctionDef, globals_, local) -> dict:
     """Locals the function binds exactly once, to a number constant (`t = 1.04`, anywhere in its own
     body): every read of such a name that runs sees that constant."""
-    stores: dict[str, int] = {a.arg: 1 for a in fn.args.args}
+    stores = _binding_counts(fn)
+    for a in fn.args.args:
+        stores[a.arg] = stores.get(a.arg, 0) + 1
     inner: set[str] = set()
     for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            stores[n.id] = stores.get(n.id, 0) + 1
-        elif isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not fn:
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not fn:
             inner |= {m.id for m in ast.walk(n) if isinstance(m, ast.Name)}   # scopes of their own
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             inner |= set(n.names)
