@@ -383,11 +383,13 @@ class Engine:
         job.source = str(path)
         for child in job.descendants():
             child.source = str(path)
-        compiled = self.backend.compile(load_function(path, st.fname), tuple(numba_type(i) for i in infos),
-                                        job.config)
+        from numba import types as nt
+        types = [numba_type(i) for i in infos] + ([nt.Array(nt.int32, 1, "C")] if st.nested_tapes else [])
+        compiled = self.backend.compile(load_function(path, st.fname), tuple(types), job.config)
         return Plan("primal", compiled, key, job, source_path=str(path),
                     nested_arrays=tuple(nested_arrays(n, st.ir.file) for n in st.ir.nested),
-                    ptx=compiled if isinstance(compiled, str) else None)
+                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=bool(st.nested_tapes),
+                    loop_files={line: file for loops in st.nested_tapes.values() for line, file in loops.items()})
 
     def _find_winners(self, plan: Plan, infos: list[ArgInfo], config: LaunchConfig) -> list:
         """Run the two passes of atomic max/min: S = final values and V = each contribution's
