@@ -47,8 +47,8 @@ def max_after_loop(out, x, c, n):
 
 
 def max_in_loop(out, x, n):
-    """An atomic max inside a dynamic loop: a thread contributes once per iteration, and the winner
-    is recorded per thread and statement only; refused."""
+    """An atomic max inside a dynamic loop: a thread contributes once per iteration, so each
+    execution is named by its place among the thread's max/min executions."""
     i = cuda.grid(1)
     if i < x.shape[0]:
         for k in range(n):
@@ -90,3 +90,34 @@ def min_after_while(out, x, limit):
             if k >= 20:
                 break
         cuda.atomic.min(out, i % 2, v + 0.1 * x[i])
+
+
+def grid_stride_max(out, x):
+    """The max reduction most kernels write: a grid-stride loop, one atomic max per element."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, x.shape[0], stride):
+        cuda.atomic.max(out, 0, x[i] * x[i])
+
+
+def min_in_while_and_after(out, x, limit):
+    """An atomic min in a while loop and another after it, on one array: both statements count."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        k = 0
+        while v < limit and k < 4:
+            cuda.atomic.min(out, i % 2, v * v - 1.0)
+            v = v + 0.5
+            k += 1
+        cuda.atomic.min(out, 1, v)
+
+
+def max_in_nested_loops(out, x, n, m):
+    """An atomic max two loops deep: the inner loop is replayed in each outer reverse iteration,
+    its executions named from the count the outer iteration taped."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        for a in range(n):
+            for b in range(m):
+                cuda.atomic.max(out, b % 2, x[i] * (a + 1) - x[i] * x[i] * b)

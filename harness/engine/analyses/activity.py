@@ -210,10 +210,9 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
     contribution that became the final value (on a tie, the lowest thread, then its earliest
     statement; the initial value on a tie with it). Finding the winner takes two passes over the
     grid before the derivative launch, which replay the kernel without its stores; that replay sees
-    the same values only when the kernel reads no array it writes. The winner is recorded per
-    thread and statement, so each statement must run at most once per thread: not inside a dynamic
-    loop (loops elsewhere in the kernel are replayed as written). Anything else is refused, naming
-    the line."""
+    the same values only when the kernel reads no array it writes. A statement in a dynamic loop
+    names each of its executions by its place among the thread's max/min executions
+    (emit_extrema.py: counted kernels). Anything else is refused, naming the line."""
     def refuse(why: str):
         raise UnsupportedError(f"cuda.atomic.{atomic.op} on differentiable '{atomic.array}': {why}",
                                file=file_of(ir, atomic), line=atomic.line)
@@ -221,10 +220,6 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
     loaded = {s.expr.array for s in walk(ir.body) if isinstance(s, Assign) and isinstance(s.expr, Load)}
     stored = {s.array for s in walk(ir.body) if isinstance(s, Store)}
     atomics = {s.array for s in walk(ir.body) if isinstance(s, Atomic)}
-    loop = enclosing_loop(ir, atomic)
-    if loop is not None:
-        refuse(f"it is inside the dynamic loop at line {loop.line}, so a thread may apply it once per iteration; "
-               "the winner is found per thread and statement, not per iteration")
     if atomic.array in loaded or atomic.array in stored:
         other = next(s for s in walk(ir.body) if (isinstance(s, Assign) and isinstance(s.expr, Load)
                                                   and s.expr.array == atomic.array)

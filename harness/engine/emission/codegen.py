@@ -56,12 +56,14 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
     em.extrema = {id(s): arrays.index(s.array) for s in extrema or []}
     em.extremum_rank = {id(s): (j, len(group)) for a in arrays
                         for group in [[t for t in extrema if t.array == a]] for j, s in enumerate(group)}
+    em.extremum_counted = emit_extrema.counted(ir, extrema or [])
     fname = name or f"{ir.name}__{mode}" + ("_dev" if device else "")
     if mode in ("extrema1", "extrema2"):
         return fname, emit_extrema.extremum_function(em, fname, 1 if mode == "extrema1" else 2)
     if mode == "primal":
         emit_reverse.reverse_replay(em, ir.body)
     elif mode == "forward":
+        emit_extrema.count_start(em)
         emit_forward.forward(em, ir.body)
         if device and ir.returns:
             r = ir.returns[0]

@@ -16,7 +16,7 @@ recomputed, the later ones taped, so the replay cost stays bounded by the limit.
 """
 from __future__ import annotations
 
-from harness.engine.emission import emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse
+from harness.engine.emission import emit_extrema, emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse
 from harness.engine.emission.emit_plain_loops import assigned_in, carry_moves, loop_head, register_only, registers, rerun_block
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.ir.ssa import Alloc, Assign, Atomic, If, Loop, Store
@@ -85,6 +85,14 @@ def tape_declarations(em: EmitState, stmts):
     for s in loops:
         if s.logged:
             em.line(f"{log_position_tape(s)} = cuda.local.array({em.options.tape_size}, int64)")
+        if emit_extrema.holds_extremum(em, s):
+            em.line(f"{count_tape(s)} = cuda.local.array({em.options.tape_size}, int64)")
+
+
+def count_tape(s: Loop) -> str:
+    """Where a loop around atomic max/min keeps the thread's count of them at each iteration's
+    start (emit_extrema.py: counted kernels)."""
+    return f"_tape_xn{s.id}"
 
 
 def tape_dtype(em: EmitState, name: str) -> str:
@@ -111,6 +119,9 @@ def loop_sweep(em: EmitState, s: Loop, stores: bool):
     if s.logged:               # where this iteration's logged values start, for its reverse replay
         em.line(f"if {n} < {em.options.tape_size}:")
         em.line(f"    {log_position_tape(s)}[{n}] = {LOG_POSITION}")
+    if emit_extrema.holds_extremum(em, s):
+        em.line(f"if {n} < {em.options.tape_size}:")
+        em.line(f"    {count_tape(s)}[{n}] = {emit_extrema.COUNT}")
     if s.kind == "while":
         replay_block(em, s.header, None, stores, record=n, loop=s)
         em.line(f"if not {atom(s.cond)}:")
@@ -196,6 +207,10 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
                                                 emit_primal.primal_phis(em, s.phis, 1)),
                                 lambda: (replay_block(em, s.orelse, tape_index, stores, record, loop),
                                          emit_primal.primal_phis(em, s.phis, 2)))
+        elif emit_extrema.is_extremum(em, s):            # its name, counted where it runs
+            emit_extrema.record_contribution(em, s)
+            if stores:
+                emit_primal.primal(em, s)
         elif isinstance(s, Atomic) and s.target in em.taped_loads and tape_index is not None:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
             skip_logged(em, s, loop)
@@ -259,6 +274,8 @@ def reverse_loop(em: EmitState, s: Loop):
     restore_registers(em, s, tape)
     if s.logged:
         em.line(f"{LOG_POSITION} = {em.emitters['log-position'](em, s, tape)}")
+    if emit_extrema.holds_extremum(em, s):
+        em.line(f"{emit_extrema.COUNT} = {count_tape(s)}[{tape}]")
     if s.kind == "for":
         em.line(f"{s.var} = {em.emitters['loop-index'](em, s, r)}")
     em.emitters["replay-iteration"](em, s, tape)

@@ -3,7 +3,7 @@ adjoint in reverse order through the emitter registered for its kind (emit_adjoi
 control flow mirrored (reverse sweep). Functions over the emit state (emit_state.py)."""
 from __future__ import annotations
 
-from harness.engine.emission import coarsen, emit_adjoints, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform
+from harness.engine.emission import coarsen, emit_adjoints, emit_extrema, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.emission.emit_uniform import uniform_slots
 from harness.engine.analyses.lane_groups import lane_group_reads
@@ -31,6 +31,8 @@ def reverse_replay(em: EmitState, stmts):
         else:
             if em.taping and isinstance(s, Store) and id(stmts) not in em.early_prefetch:
                 em.emitters["hoist-prefetch"](em, stmts)
+            if emit_extrema.is_extremum(em, s):
+                emit_extrema.record_contribution(em, s)
             emit_primal.primal(em, s)
             if isinstance(s, Assign):
                 em.defined.add(s.target)
@@ -104,6 +106,7 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
         em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
     if em.has_loops:
         emit_loops.tape_declarations(em, em.ir.body)
+    emit_extrema.count_start(em)
     actives = emit_primal.active_scalars(em)
     em.virtual_blocks = not device and em.sig.coarsen > 0
     if em.virtual_blocks:                 # the sums persist across virtual blocks: set up once

@@ -55,6 +55,7 @@ class EmitState:
     nested_tapes: dict = field(default_factory=dict)      # id(ir.Nested) -> loops of a taping reverse (pass_state)
     extrema: dict[int, int] = field(default_factory=dict)  # id(atomic max/min statement) -> its array's scratch index
     extremum_rank: dict[int, tuple] = field(default_factory=dict)  # id(statement) -> (j, n): j-th of its array's n
+    extremum_counted: bool = False   # some max/min runs in a dynamic loop: contributions named by count (emit_extrema.py)
     prefetched: dict[str, str] = field(default_factory=dict)   # shadow -> register holding its first read
     prefetch_names: list[str] = field(default_factory=list)
     early_prefetch: dict[int, dict | None] = field(default_factory=dict)  # block -> reads hoisted into the forward sweep

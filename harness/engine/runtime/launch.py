@@ -20,12 +20,12 @@ from harness.core.errors import KernelFaultError, UnsupportedError
 from harness.engine.analyses.ownership import LaunchShape
 from harness.engine.runtime.cache import load_function, write_module
 from harness.engine.analyses.memory import argument_buffers, check_nested_aliasing
-from harness.engine.emission import coarsen
+from harness.engine.emission import coarsen, emit_extrema
 from harness.engine.emission.emit_uniform import FINISH_LANES, SPREAD, slot_count
 from harness.engine.runtime.nested import nested_arrays, uses_autodiff
 from harness.engine.frontend.source import parse_kernel, python_function
 from harness.engine.guard import internal_errors_refused, numba_refusals_named
-from harness.engine.analyses.activity import extremum_arrays
+from harness.engine.analyses.activity import enclosing_loop, extremum_arrays
 from harness.engine.rules.libm import primal_needs_engine
 from harness.engine.rules.rng import numpy_dtype
 from harness.engine.ir.ssa import Loop, Param, file_of, walk
@@ -106,6 +106,8 @@ class Plan:
     consume: Any = None               # gathered adjoints: the kernel that zeroes the stored cotangents
     coarsen: int = 0                  # coarsened reverse (coarsen.py): physical blocks per multiprocessor
     extrema: tuple = ()               # (array, its number of atomic max/min statements), each array once
+    extrema_counted: int = 0          # > 0: a max/min runs in a dynamic loop; contributions per thread (emit_extrema.py)
+    extrema_line: tuple = ()          # (file, line) of the first such max/min, for the refusal past the count
     extremum_passes: tuple = ()       # the two kernels that find their winners
     nested_arrays: tuple = ()         # device-side autodiff: the arrays each call passes (aliasing)
     signature: tuple = ()             # the numba types the derivative kernel was compiled for
@@ -385,6 +387,8 @@ class Engine:
                     coarsen=self.options.coarsen_blocks_per_sm if coarsened else 0,
                     loop_files={s.line: file_of(ir, s) for s in walk(ir.body) if isinstance(s, Loop)},
                     extrema=tuple((a, sum(1 for s in extrema if s.array == a)) for a, _ in scratch),
+                    extrema_counted=self.options.tape_size if emit_extrema.counted(ir, extrema) else 0,
+                    extrema_line=next(((file_of(ir, s), s.line) for s in extrema if enclosing_loop(ir, s)), ()),
                     extremum_passes=passes)
 
     def _build_nested(self, src, infos, params, config, job, key) -> Plan:
@@ -419,10 +423,18 @@ class Engine:
             host = self.backend.to_host(initial)
             s, i = self.backend.asarray(host), self.backend.asarray(host.copy())
             w = self.backend.asarray(np.full(tuple(initial.shape), np.iinfo(np.int64).max, np.int64))
-            v = self.backend.asarray(np.full(threads * statements, np.nan, initial.dtype))   # NaN: never made
+            # NaN: never made. A counted kernel names contributions thread x execution, and its
+            # last entry flags a thread that ran more max/min than that
+            count = threads * plan.extrema_counted + 1 if plan.extrema_counted else threads * statements
+            v = self.backend.asarray(np.full(count, np.nan, initial.dtype))
             first += [s, v]
             scratch += [s, i, w, v]
         self.backend.launch(plan.extremum_passes[0], config.grid, config.block, primal + first)
+        if plan.extrema_counted and any(self.backend.to_host(v)[-1] == 1.0 for v in first[1::2]):
+            file, line = plan.extrema_line
+            raise UnsupportedError(f"a thread ran atomic max/min more than {plan.extrema_counted} times: the winner "
+                                   f"is found per execution, for at most tape_size of them in a thread (raise "
+                                   f"engine option tape_size)", file=file, line=line)
         self.backend.launch(plan.extremum_passes[1], config.grid, config.block, primal + scratch)
         return scratch
 
