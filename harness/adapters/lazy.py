@@ -281,11 +281,11 @@ class _Lowering:
 
 
 def _truth(v):
-    """v as a truth value: a logical operator of one operand, which the translator gives as its
-    condition (`x != 0.0` for a float), exactly what `and`/`or` test."""
+    """v as a truth value, as `and`/`or` test it: itself if a comparison or logical operator,
+    else `not not v` (which the translator gives as its condition, `x != 0.0` for a float)."""
     if isinstance(v, (ast.Compare, ast.BoolOp)) or (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)):
         return v
-    return _like(v, ast.BoolOp(ast.And(), [v]))
+    return _like(v, ast.UnaryOp(ast.Not(), _like(v, ast.UnaryOp(ast.Not(), v))))
 
 
 def _assign(at, name: str, value):
