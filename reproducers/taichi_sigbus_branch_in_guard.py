@@ -9,6 +9,11 @@ the outer if the reverse runs and is right. ad_stack_size (1024 in the adapter) 
 difference. No matching upstream report found (closest: taichi-dev/taichi#8027, a segfault from an
 inner loop's AD stack, which needs a long loop; this one has 4 trips).
 
+`via_function` is the same inside a `ti.func` whose if/else sets its result (a device function
+with two returns translates to one): the fuzz finding fuzz-taichi-sigbus-ticket (seed 118), whose
+plain-Taichi run dies the same way and runs without its loop or with the function's call
+replaced by its value.
+
 Run: python reproducers/taichi_sigbus_branch_in_guard.py  (exit 1: the process died)
 """
 import pathlib
@@ -42,6 +47,27 @@ def reduced(out: ti.template(), y: ti.template()):
             else:
                 c = t * 0.5
             v = c
+            s = 0.9
+            for k in range(4):
+                s = s
+            out[i] = y[i] + 0.67 * v
+
+
+@ti.func
+def pick(t: ti.f64) -> ti.f64:
+    c = ti.f64(0.5)
+    if t > 0.5:
+        c = t
+    else:
+        c = t * 0.5
+    return c
+
+
+@ti.kernel
+def via_function(out: ti.template(), y: ti.template()):
+    for i in range(N):
+        if i < out.shape[0]:
+            v = pick(0.5)
             s = 0.9
             for k in range(4):
                 s = s
@@ -115,7 +141,7 @@ def main() -> int:
     child = pathlib.Path(tempfile.mkdtemp()) / "taichi_sigbus_branch_in_guard.py"     # Taichi reads kernels from a file
     child.write_text(CHILD)
     failed = False
-    for form in ("reduced", "no_loop", "no_inner_if", "no_outer_if"):
+    for form in ("reduced", "via_function", "no_loop", "no_inner_if", "no_outer_if"):
         done = subprocess.run([sys.executable, str(child), form], capture_output=True, text=True, timeout=600)
         said = [ln for ln in done.stdout.splitlines() if ln.startswith(form)]
         if done.returncode < 0:
