@@ -22,6 +22,7 @@ replace, so every translation of a body names them alike.
 from __future__ import annotations
 
 import ast
+import math
 from typing import Callable
 
 from harness.engine.frontend import loop_else
@@ -55,13 +56,18 @@ class _Lowering:
     # ---------------------------------------------------------------- what may run eagerly
     def value_eager(self, e) -> bool:
         """A side of `a if c else b` that may be evaluated where Python does not: no fault, no
-        effect, and a zero adjoint reaches its inputs as zero (sums and negations of atoms)."""
+        effect, and a zero adjoint reaches its inputs as zero: sums and negations of atoms, and
+        their products with (quotients by) finite constants, whose partials are those constants."""
         if isinstance(e, (ast.Constant, ast.Name, ast.Attribute)) or self._shape_lookup(e):
             return True
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
             return self.value_eager(e.operand)
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
             return self.value_eager(e.left) and self.value_eager(e.right)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
+            return (_finite(e.left) and self.value_eager(e.right)) or (_finite(e.right) and self.value_eager(e.left))
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Div):
+            return _finite(e.right) and e.right.value != 0 and self.value_eager(e.left)
         if isinstance(e, ast.Call) and self.call_kind(e) == "cast" and len(e.args) == 1 and not e.keywords:
             return self.value_eager(e.args[0])
         return False
@@ -278,6 +284,11 @@ class _Lowering:
             steps = (binds[0] if k == 0 else []) + binds[k + 1] + [_assign(e, name, cmp)]
             tail = self.block(steps) + ([_like(e, ast.If(flag(), tail, []))] if tail else [])
         return tail, flag()
+
+
+def _finite(e) -> bool:
+    """A number literal other than inf and nan."""
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float) and math.isfinite(e.value)
 
 
 def _truth(v):

@@ -186,19 +186,24 @@ def test_reads_sit_inside_the_branch_that_guards_them():
 
 
 def test_what_may_run_eagerly_stays_a_select():
-    """Atoms, sums and negations of them, and casts keep their one-line select: a zero adjoint
-    reaches their inputs as zero; a product or a division may not (0 * inf is NaN)."""
+    """Atoms, sums and negations of them, products with finite constants, and casts keep their
+    one-line select: a zero adjoint reaches their inputs as zero; a product of two values, a
+    division by one or by zero, may not (0 * inf is NaN)."""
     source = """
         def g(x, a, b, i, n):
             u = a if i < n else -b
             v = float(i) + a if n > 2 else b - 1.0
+            s = 0.01 * a if a > 0.0 else a / 4.0
             w = a * b if i < n else 0.0
-            return u + v + w
+            r = 1.0 if i < n else a / b
+            q = 1.0 if i < n else a / 0.0
+            return u + v + s + w + r + q
         """
     _, after = lowered(source)
-    kept = [n for n in ast.walk(after) if isinstance(n, ast.IfExp)]
-    assert [ast.unparse(n) for n in kept] == ["a if i < n else -b", "float(i) + a if n > 2 else b - 1.0"]
-    assert "w = " in ast.unparse(after) and not any("a * b if" in ast.unparse(n) for n in kept)
+    kept = [ast.unparse(n) for n in ast.walk(after) if isinstance(n, ast.IfExp)]
+    assert kept == ["a if i < n else -b", "float(i) + a if n > 2 else b - 1.0", "0.01 * a if a > 0.0 else a / 4.0"]
+    branches = [ast.unparse(s.test) for s in after.body if isinstance(s, ast.If)]
+    assert branches == ["i < n", "i < n", "i < n"], ast.unparse(after)
 
 
 def test_every_translation_names_the_new_locals_alike():
