@@ -24,6 +24,7 @@ from harness.engine.rules.custom import rule_for
 from harness.engine.rules.ops import OPS
 from harness.engine.rules.rng import random_function
 from harness.core.errors import UnsupportedError
+from harness.adapters.lazy import eager_choice, eager_logic, lower_lazy
 from harness.adapters.limits import MISSING_MATH, refusal
 
 # ----------------------------------------------------------------------------- types
@@ -144,6 +145,19 @@ def _cuda_path(src: Source, node) -> str | None:
     # the front end's reading of a numba.cuda member, so `numba.cuda.grid` is `cuda.grid` here too
     member = cuda_member(node, src.globals, src.local_names)
     return ".".join(member) if member else None
+
+
+def call_kind(src: Source, call: ast.Call) -> str | None:
+    """"cast", "pure" (no effect, no memory read) or None for a call (harness/adapters/lazy.py)."""
+    path = _cuda_path(src, call.func)
+    if path is not None:
+        return "pure" if path in ("grid", "gridsize") else None
+    if isinstance(call.func, ast.Name) and call.func.id in src.local_names:
+        return None                                  # an inner function
+    obj = src.resolve(call.func)
+    if obj in CASTS or _numba_cast(obj):
+        return "cast"
+    return "pure" if obj in MATH_FUNCTIONS or obj is len else None
 
 
 def _numba_cast(obj):
@@ -278,6 +292,8 @@ class Translator:
             src.tree.body = lift_early_returns(src.tree.body)
         if not kernel and self.target.single_return:
             src.tree.body = single_exit(src, src.tree.body)
+        # what Python evaluates lazily and the systems would evaluate eagerly becomes a branch
+        src.tree.body = lower_lazy(src.tree.body, functools.partial(call_kind, src))
         scope = _Scope(self, src, fn, kernel, local_functions or {})
         scope.infer()
         fn.returns = scope.returns
@@ -988,6 +1004,9 @@ class _Scope:
                 return f"(not {self._cond(node.operand)})", BOOL
             raise src.refuse(node, f"operator {type(node.op).__name__}")
         if isinstance(node, ast.BoolOp):
+            if not eager_logic(node, functools.partial(call_kind, src)):       # lower_lazy left it: a gap of ours
+                raise src.refuse(node, f"a logical operator (`{ast.unparse(node)}`) the translator could not make a "
+                                       "branch: both systems evaluate every operand")
             word = " and " if isinstance(node.op, ast.And) else " or "
             return "(" + word.join(self._cond(v) for v in node.values) + ")", BOOL
         if isinstance(node, ast.Compare):
@@ -1003,16 +1022,9 @@ class _Scope:
                 left, tl = r, tr
             return (parts[0] if len(parts) == 1 else "(" + " and ".join(parts) + ")"), BOOL
         if isinstance(node, ast.IfExp):
-            # both systems select between two evaluated values: a side that reads an array would read
-            # it (and, in reverse, add into its adjoint) where Python never evaluates it, past the
-            # bounds the condition guards (`x[r, c] if r < m else 0.0`): wrong adjoints, heap damage
-            reads = [n for side in (node.body, node.orelse) for n in ast.walk(side)
-                     if isinstance(n, ast.Subscript) and self._array_name(n.value)]
-            if reads:
-                raise self.src.refuse(node, "a conditional expression with an array read on one side "
-                                        f"(`{ast.unparse(reads[0])}`): the translation selects between both "
-                                        "sides evaluated, so the read would run where the condition rules it "
-                                        "out; not yet translated as a branch")
+            if not eager_choice(node, functools.partial(call_kind, src)):   # lower_lazy left it: a gap of ours
+                raise src.refuse(node, f"a conditional expression (`{ast.unparse(node)}`) the translator could not "
+                                       "make a branch: both systems evaluate both sides of a select")
             c = self._cond(node.test)
             a, ta = self._expr(node.body)
             b, tb = self._expr(node.orelse)

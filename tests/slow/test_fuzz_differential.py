@@ -143,18 +143,19 @@ KNOWN = [
     # (a forward run shows it too: its dot test compares with Taichi's reverse)
     Known("warp-1694-dynamic-loop", None, "taichi", WRONG, frozenset({"if", "dynamic-loop"}), ("forward", "reverse")),
     Known("warp-1694-dynamic-loop", "static", "taichi", WRONG, frozenset({"if", "static-loop"}), ("forward", "reverse")),
-    # Taichi's process dies (SIGBUS) on seed 100's kernel, forward and reverse; not reduced, so only
-    # a kernel with all of its constructs is taken for it
-    Known("fuzz-taichi-sigbus", None, "taichi", ("crash",),
-          frozenset({"acos", "atomic-min", "early-return", "fabs", "if", "sin", "sqrt", "static-loop", "ternary"}),
+    # Taichi's process dies (SIGBUS) in reverse on seed 100's kernel, reduced in plain Taichi
+    # (reproducers/taichi_sigbus_branch_in_guard.py) to a local set in an if/else (a conditional
+    # expression translates to one) and a loop-carried local inside the bounds check: seeds 42 and
+    # 188 die the same way since conditional expressions became branches
+    Known("fuzz-taichi-sigbus", None, "taichi", ("crash",), frozenset({"if", "static-loop", "ternary"}),
           ("forward", "reverse")),
-    Known("fuzz-taichi-sigbus-ticket", None, "taichi", ("crash",),
-          frozenset({"atomic-add", "atomic-old", "cos", "device-function", "exp", "expm1", "if", "log", "sin",
-                     "static-loop", "tanh"}), ("forward", "reverse")),
-    # Taichi's reverse of seed 134's kernel is wrong; not reduced (a hand reduction passed)
-    Known("fuzz-taichi-grid-stride-loops", None, "taichi", WRONG,
-          frozenset({"asin", "atomic-add", "dynamic-loop", "grid-stride", "min", "pow", "sin", "static-loop",
-                     "stepped-range", "tanh"}), ("forward", "reverse")),
+    # the same through a device function whose if/else sets its result (seed 118)
+    Known("fuzz-taichi-sigbus-ticket", None, "taichi", ("crash",), frozenset({"device-function", "if", "static-loop"}),
+          ("forward", "reverse")),
+    # Taichi's reverse of seed 134's kernel is wrong, reduced (reproducers/taichi_tanh_after_inner_loop.py)
+    # to tanh after an inner loop inside a grid-stride loop: the adjoint reads a stale forward tanh
+    Known("fuzz-taichi-grid-stride-loops", None, "taichi", WRONG, frozenset({"grid-stride", "static-loop", "tanh"}),
+          ("forward", "reverse")),
 ]
 
 

@@ -596,3 +596,30 @@ def test_integer_bitwise_operators_translate_and_float_ones_are_refused(tmp_path
         """)
     with pytest.raises(UnsupportedError, match=rf"{path.name}:6: bitwise & of a float"):
         Translator(WarpTarget(), k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1))], LAUNCH)
+
+
+def test_a_guarded_read_or_domain_is_a_branch_and_a_plain_choice_a_select(tmp_path):
+    """What Python evaluates lazily and must not run where its guard fails (a read past the end,
+    a square root of a negative number) is a branch in both systems; a choice between values that
+    may run eagerly stays one select (harness/adapters/lazy.py)."""
+    k, _ = _kernel(tmp_path, """
+        def k(out, x, n):
+            i = cuda.grid(1)
+            v = x[i + 1] if i + 1 < n else 0.0
+            w = math.sqrt(v) if v > 0.0 else -v
+            u = v if i < n else w
+            k = 0
+            while k < n and x[k] > 0.0:
+                k += 1
+            out[i] = u + float(k)
+        """)
+    warp, taichi = _both(k, [Param("out", Arr(F64, 1)), Param("x", Arr(F64, 1)), Param("n", INT)])
+    for text, select in ((warp, "wp.where"), (taichi, "ti.select")):
+        read = text.split("if ((i + 1) < n):")[1].split("else:")
+        assert "= x[(i + 1)]" in read[0] and "x[" not in read[1].split("v = ")[0], text
+        assert "sqrt" in text.split("if (v > ")[1].split("else:")[0]
+        assert f"u = {select}((i < n), v, w)" in text
+        loop = text.split("while True:")[1]
+        assert "(x[k] > " in loop.split("break")[0] and "k = (k + 1)" in loop.split("break")[1]
+        ast.parse(text)
+    assert "_choice7_8_7_38 = ti.f64(0.0)\n" in taichi      # Taichi: declared before its branch
