@@ -472,3 +472,13 @@ def _fold_batch_lanes(seams):
         probe="cases/loop-nested-logged.yaml::three-deep-reverse-float64")
 def _stale_log_position(seams):
     return seams.replace(emitters={"log-position": lambda em, s, r: f"_tape_lc{s.id}[min(_n{s.id}, {em.options.tape_size}) - 1]"})
+
+
+@mutant("stale-extremum-count",
+        "the reverse sweep of a loop around atomic max/min restores the thread's max/min count of its last "
+        "iteration in every iteration: the replays name other executions, so the cotangent goes to no "
+        "winner or to the wrong one",
+        "seams.emitters['extremum-count']",
+        probe="cases/atomic-extrema-statements.yaml::grid-stride-reverse-float64")
+def _stale_extremum_count(seams):
+    return seams.replace(emitters={"extremum-count": lambda em, s, r: f"_tape_xn{s.id}[min(_n{s.id}, {em.options.tape_size}) - 1]"})

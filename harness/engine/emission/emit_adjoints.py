@@ -162,6 +162,12 @@ def log_position(em: EmitState, s: Loop, iteration: str) -> str:
     return f"{emit_loops.log_position_tape(s)}[{iteration}]"
 
 
+def extremum_count(em: EmitState, s: Loop, iteration: str) -> str:
+    """How many max/min the thread had run when a loop's iteration started (emit_extrema.py:
+    counted kernels), which names the executions its reverse replay meets."""
+    return f"{emit_loops.count_tape(s)}[{iteration}]"
+
+
 def loop_index(em: EmitState, s: Loop, iteration: str) -> str:
     """A counted loop's variable in iteration `iteration` (0-based), as the reverse sweep and a
     recomputed loop's replay rebuild it: start + iteration * step."""
@@ -181,7 +187,7 @@ ADJOINT_EMITTERS = {
     "assign": adjoint_assign,
     # shared steps
     "accumulate": accumulate, "replay-iteration": replay_iteration, "tape-index": tape_index,
-    "log-position": log_position,
+    "log-position": log_position, "extremum-count": extremum_count,
     "block-sum": block_sum, "loop-jacobian": emit_loop_jacobian.adjoint, "loop-index": loop_index,
     "hoist-prefetch": emit_prefetch.hoist_prefetch, "virtual-index": coarsen.special_text, "tangent-atomic": emit_forward.tangent_atomic,
 }

@@ -275,7 +275,7 @@ def reverse_loop(em: EmitState, s: Loop):
     if s.logged:
         em.line(f"{LOG_POSITION} = {em.emitters['log-position'](em, s, tape)}")
     if emit_extrema.holds_extremum(em, s):
-        em.line(f"{emit_extrema.COUNT} = {count_tape(s)}[{tape}]")
+        em.line(f"{emit_extrema.COUNT} = {em.emitters['extremum-count'](em, s, tape)}")
     if s.kind == "for":
         em.line(f"{s.var} = {em.emitters['loop-index'](em, s, r)}")
     em.emitters["replay-iteration"](em, s, tape)
