@@ -16,10 +16,10 @@ recomputed, the later ones taped, so the replay cost stays bounded by the limit.
 """
 from __future__ import annotations
 
-from harness.engine.emission import emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse
+from harness.engine.emission import emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse, replay_needs
 from harness.engine.emission.emit_plain_loops import assigned_in, carry_moves, loop_head, register_only, registers, rerun_block
 from harness.engine.emission.emit_state import EmitState
-from harness.engine.ir.ssa import Alloc, Assign, Atomic, If, Loop, Store
+from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Store
 from harness.engine.emission.syntax import atom
 from harness.engine.ir.types import is_float
 
@@ -58,9 +58,15 @@ def swept_loops(em: EmitState, stmts):
             yield from swept_loops(em, s.orelse)
 
 
+def taped_loads(em: EmitState, s: Loop) -> list[str]:
+    """The loop's taped loads (and atomics' old values) that its reverse replay reads
+    (replay_needs.py): the others are neither taped nor replayed."""
+    return sorted(name for name in s.taped_loads if em.replay_needs is None or name in em.replay_needs)
+
+
 def tape_declarations(em: EmitState, stmts):
     names = [name for s in swept_loops(em, stmts)
-             for name in (registers(s) if tapes_registers(em, s) else []) + sorted(s.taped_loads)]
+             for name in (registers(s) if tapes_registers(em, s) else []) + taped_loads(em, s)]
     if names:
         em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
     for name in names:
@@ -157,30 +163,37 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
     """Primal statements. With tape_index, taped loads come from the tape instead of memory;
     with record, taped loads are also written to it; stores only when `stores`, but for the
     stores to `loop`'s recomputed shared tiles (shared_replay.py), which every replay rebuilds."""
+    reverse = tape_index is not None         # the reverse sweep's replay of one iteration
+    taped = set(taped_loads(em, loop)) if loop is not None else set()
     for s in stmts:
+        if reverse and isinstance(s, (Assign, Atomic)) and s.target and not replay_needs.replays(em, s):
+            continue                         # no adjoint reads it, nor anything computed from it
         if isinstance(s, Loop):
             loop_sweep(em, s, stores)
         elif isinstance(s, If):
+            phis = [phi for phi in s.phis if not reverse or replay_needs.replays_name(em, phi[0])]
             emit_primal.emit_if(em, s, lambda: (replay_block(em, s.body, tape_index, stores, record, loop),
-                                                emit_primal.primal_phis(em, s.phis, 1)),
+                                                emit_primal.primal_phis(em, phis, 1)),
                                 lambda: (replay_block(em, s.orelse, tape_index, stores, record, loop),
-                                         emit_primal.primal_phis(em, s.phis, 2)))
-        elif isinstance(s, Atomic) and s.target in em.taped_loads and tape_index is not None:
+                                         emit_primal.primal_phis(em, phis, 2)))
+        elif isinstance(s, Atomic) and s.target in em.taped_loads and reverse:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
         elif isinstance(s, (Store, Atomic)):
             if stores or (isinstance(s, Store) and loop is not None and s.array in loop.replayed_shared):
                 emit_primal.primal(em, s)
-            if stores and record and isinstance(s, Atomic) and s.target in loop.taped_loads:
+            if stores and record and isinstance(s, Atomic) and s.target in taped:
                 em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
         elif isinstance(s, Alloc):
             emit_primal.primal(em, s)
             emit_parallel.shadow_alloc(em, s, zero=True)
-        elif isinstance(s, Assign) and tape_index is not None and s.target in em.taped_loads:
+        elif isinstance(s, Barrier) and reverse and not replay_needs.barrier_orders_replay(s, loop, stmts):
+            continue                         # the replay writes no shared memory before it
+        elif isinstance(s, Assign) and reverse and s.target in em.taped_loads:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")
         else:
             emit_primal.primal(em, s)
-            if record and isinstance(s, Assign) and loop is not None and s.target in loop.taped_loads:
+            if record and isinstance(s, Assign) and s.target in taped:
                 em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
 
