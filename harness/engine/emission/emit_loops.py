@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from harness.engine.emission import emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse, replay_needs
 from harness.engine.emission.emit_plain_loops import assigned_in, carry_moves, loop_head, register_only, registers, rerun_block
+from harness.engine.analyses.barriers import thread_dependent_values
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Store
 from harness.engine.emission.syntax import atom
@@ -38,10 +39,16 @@ def recomputes(em: EmitState, s: Loop) -> bool:
     return em.options.recompute_limit > 0 and register_only(em, s)
 
 
+def taped_registers(em: EmitState, s: Loop) -> list[str]:
+    """The loop's registers that its reverse replay reads (replay_needs.py): only those go on the
+    tape. A recomputed iteration rebuilds every register from the entry registers instead."""
+    return [name for name in registers(s) if replay_needs.replays_name(em, name)]
+
+
 def tapes_registers(em: EmitState, s: Loop) -> bool:
     """Whether some iteration's registers go on the tape (a recomputed loop whose limit covers the
     whole tape never writes it)."""
-    return bool(s.carried) and not (recomputes(em, s) and em.options.recompute_limit >= em.options.tape_size)
+    return bool(taped_registers(em, s)) and not (recomputes(em, s) and em.options.recompute_limit >= em.options.tape_size)
 
 
 def swept_loops(em: EmitState, stmts):
@@ -64,15 +71,46 @@ def taped_loads(em: EmitState, s: Loop) -> list[str]:
     return sorted(name for name in s.taped_loads if em.replay_needs is None or name in em.replay_needs)
 
 
+def block_taped_registers(em: EmitState) -> set[str]:
+    """Registers taped once per block, in shared memory, instead of once per thread in local
+    memory: those that every thread of the block holds alike (barriers.thread_dependent_values)
+    in a taped loop that is not nested in another loop and has a barrier at the top level of its
+    body (the stride of a tree reduction, a tile counter). One thread writes each iteration's
+    value before that iteration's barrier, which every thread passes before the reverse sweep
+    reads it; a thread per block instead of a local-memory write and read per thread. Not in a
+    block-coarsened kernel, whose sweeps run again for the next virtual block."""
+    if em.sig.coarsen:
+        return set()
+    varying = thread_dependent_values(em.ir)
+    out: set[str] = set()
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, Loop) and not emit_loop_jacobian.chosen(em, s) and not recomputes(em, s) \
+                    and any(isinstance(b, Barrier) and not b.warp for b in s.body):
+                out.update(name for name in taped_registers(em, s) if name not in varying)
+    visit(em.ir.body)
+    return out
+
+
 def tape_declarations(em: EmitState, stmts):
     names = [name for s in swept_loops(em, stmts)
-             for name in (registers(s) if tapes_registers(em, s) else []) + taped_loads(em, s)]
-    if names:
+             for name in (taped_registers(em, s) if tapes_registers(em, s) else []) + taped_loads(em, s)]
+    if names and em.block_tape:
+        em.line("# tape: loop registers (and reads of written arrays) for each iteration, per thread; "
+                "per block where every thread holds the same")
+    elif names:
         em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
     for name in names:
         t = em.ir.types.get(name, "int64")
         dtype = t if is_float(t) else "int64"
-        em.line(f"{tape_name(em, name)} = cuda.local.array({em.options.tape_size}, {dtype})")
+        memory = "shared" if name in em.block_tape else "local"
+        em.line(f"{tape_name(em, name)} = cuda.{memory}.array({em.options.tape_size}, {dtype})")
+    if em.block_tape:
+        em.line("_tape_writer = cuda.threadIdx.x + cuda.threadIdx.y + cuda.threadIdx.z == 0   # writes the block's tape")
 
 
 def loop_sweep(em: EmitState, s: Loop, stores: bool):
@@ -107,8 +145,12 @@ def record_registers(em: EmitState, s: Loop, n: str):
     if not recomputes(em, s):
         em.line(f"if {n} < {em.options.tape_size}:")
         em.depth += 1
-        for name in registers(s):
-            em.line(f"{tape_name(em, name)}[{n}] = {name}")
+        for name in taped_registers(em, s):
+            if name in em.block_tape:
+                em.line("if _tape_writer:")
+                em.line(f"    {tape_name(em, name)}[{n}] = {name}")
+            else:
+                em.line(f"{tape_name(em, name)}[{n}] = {name}")
         em.line("pass")
         em.depth -= 1
         em.line("else:")
@@ -118,13 +160,14 @@ def record_registers(em: EmitState, s: Loop, n: str):
     em.line(f"    {overflow}")
     if tapes_registers(em, s):
         em.line(f"elif {n} >= {em.options.recompute_limit}:       # earlier iterations are recomputed")
-        for name in registers(s):
+        for name in taped_registers(em, s):
             em.line(f"    {tape_name(em, name)}[{n}] = {name}")
 
 
 def restore_registers(em: EmitState, s: Loop, index: str):
-    """The registers iteration `index` started with: recomputed below the limit, else taped."""
-    if not s.carried:
+    """The registers iteration `index` started with: recomputed below the limit, else taped;
+    none when the reverse replay reads none of them."""
+    if not taped_registers(em, s):
         return
     taped = tapes_registers(em, s)
     if recomputes(em, s):
@@ -137,7 +180,7 @@ def restore_registers(em: EmitState, s: Loop, index: str):
         em.depth -= 1
         em.line("else:")
         em.depth += 1
-    for name in registers(s):
+    for name in taped_registers(em, s):
         em.line(f"{name} = {tape_name(em, name)}[{index}]")
     if recomputes(em, s):
         em.depth -= 1

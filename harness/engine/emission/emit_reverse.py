@@ -110,6 +110,7 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     if em.has_loops:
         # a gathered adjoint reads its readers' values in ways the analysis does not follow
         em.replay_needs = None if em.sig.gather else replay_needs.needed(em, emit_adjoints.statement_kind)
+        em.block_tape = emit_loops.block_taped_registers(em)
         emit_loops.tape_declarations(em, em.ir.body)
     actives = emit_primal.active_scalars(em)
     em.virtual_blocks = not device and em.sig.coarsen > 0
