@@ -22,7 +22,7 @@ import re
 
 from harness.engine.analyses.activity import referenced_names
 from harness.engine.emission.emit_state import EmitState
-from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Prim, Store, walk
+from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Nested, Prim, Store, walk
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -108,7 +108,11 @@ def barrier_orders_replay(barrier: Barrier, loop: Loop | None, stmts: list) -> b
     The order between the adjoints of different intervals is kept by the mirrored barriers of the
     reverse sweep, which the replay's do not replace. A barrier nested under a branch is kept
     whenever the loop rebuilds a tile."""
-    if loop is None or not loop.replayed_shared:
+    if loop is None:
+        return False
+    if any(isinstance(t, Nested) for t in walk(list(loop.header) + list(loop.body))):
+        return True                      # a device function replayed with the iteration may use it
+    if not loop.replayed_shared:
         return False
     if stmts is not loop.body:
         return True
