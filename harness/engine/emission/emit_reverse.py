@@ -109,7 +109,8 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
         em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
     if em.has_loops:
         # a gathered adjoint reads its readers' values in ways the analysis does not follow
-        em.replay_needs = None if em.sig.gather else replay_needs.needed(em, emit_adjoints.statement_kind)
+        em.replay_needs = None if em.sig.gather else replay_needs.needed(em, emit_adjoints.statement_kind,
+                                                                            emit_adjoints.operand_partials)
         em.block_tape = emit_loops.block_taped_registers(em)
         emit_loops.tape_declarations(em, em.ir.body)
     actives = emit_primal.active_scalars(em)

@@ -27,16 +27,17 @@ from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Nest
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def needed(em: EmitState, kind_of) -> set[str]:
+def needed(em: EmitState, kind_of, partials_of) -> set[str]:
     """The names a reverse sweep may read from a loop replay (module docstring). `kind_of` is the
-    adjoint emitter's statement kind (emit_adjoints.statement_kind)."""
+    adjoint emitter's statement kind (emit_adjoints.statement_kind), `partials_of` a primitive's
+    partials as source text (emit_adjoints.operand_partials)."""
     names = set(em.ir.types) | {p.name for p in em.ir.params}
     roots: set[str] = set()
     defs: dict[str, set[str]] = {}
     for loop in (s for s in walk(em.ir.body) if isinstance(s, Loop)):
         for s in walk(list(loop.header) + list(loop.body)):
             _definitions(s, defs)
-            roots |= _adjoint_reads(em, s, kind_of(em, s), names)
+            roots |= _adjoint_reads(em, s, kind_of(em, s), names, partials_of)
             roots |= _replay_reads(s, loop)
     out: set[str] = set()
     todo = list(roots)
@@ -59,14 +60,13 @@ def _definitions(s, defs: dict):
             defs[target] = {x for x in (a, b) if isinstance(x, str)}
 
 
-def _adjoint_reads(em: EmitState, s, kind: str | None, names: set[str]) -> set[str]:
+def _adjoint_reads(em: EmitState, s, kind: str | None, names: set[str], partials_of) -> set[str]:
     """The names the adjoint of `s` reads (not those of the statements nested in it, which are
     visited themselves)."""
     if kind is None or kind == "barrier":
         return set()
     if kind == "assign" and isinstance(s.expr, Prim):
-        from harness.engine.emission.emit_adjoints import operand_partials
-        return {n for _, text in operand_partials(em, s) for n in _NAME.findall(text) if n in names}
+        return {n for _, text in partials_of(em, s) for n in _NAME.findall(text) if n in names}
     if kind == "load":
         return {a for a in s.expr.index if isinstance(a, str)}
     if kind == "store":
