@@ -67,3 +67,15 @@ def test_a_product_in_the_level_tapes_the_reads_its_partials_use(engine, backend
 def test_a_sum_every_thread_reads_keeps_its_atomic(engine, backend):
     text = _reverse_source(engine, backend, "kernels/barriers.py:tree_then_normalize", 128, 64, out=128)
     assert "cuda.atomic.add(d_sm, 0," in text
+
+
+def test_a_tape_too_large_for_shared_memory_stays_per_thread(backend):
+    """The per-block tape takes at most emit_loops.BLOCK_TAPE_BYTES of shared memory: with a
+    tape of 2048 iterations the stride's tape (16 KiB) stays in local memory."""
+    from harness.engine.emission.emit_loops import BLOCK_TAPE_BYTES
+    from harness.engine.runtime.launch import Engine, EngineOptions
+    assert 8 * 2048 > BLOCK_TAPE_BYTES
+    text = _reverse_source(Engine(backend, EngineOptions(tape_size=2048)), backend,
+                           "kernels/tiled.py:tree_sum_while", 512, 256, dtype=np.float32)
+    assert re.search(r"_tape_stride_1 = cuda\.local\.array\(2048, int64\)", text)
+    assert "_tape_writer" not in text

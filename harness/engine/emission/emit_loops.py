@@ -71,6 +71,9 @@ def taped_loads(em: EmitState, s: Loop) -> list[str]:
     return sorted(name for name in s.taped_loads if em.replay_needs is None or name in em.replay_needs)
 
 
+BLOCK_TAPE_BYTES = 8192      # shared memory a reverse kernel may take for per-block tapes
+
+
 def block_taped_registers(em: EmitState) -> set[str]:
     """Registers taped once per block, in shared memory, instead of once per thread in local
     memory: those that every thread of the block holds alike (barriers.thread_dependent_values)
@@ -78,11 +81,12 @@ def block_taped_registers(em: EmitState) -> set[str]:
     body (the stride of a tree reduction, a tile counter). One thread writes each iteration's
     value before that iteration's barrier, which every thread passes before the reverse sweep
     reads it; a thread per block instead of a local-memory write and read per thread. Not in a
-    block-coarsened kernel, whose sweeps run again for the next virtual block."""
+    block-coarsened kernel, whose sweeps run again for the next virtual block, and at most
+    BLOCK_TAPE_BYTES of shared memory (a large tape_size keeps the rest in local memory)."""
     if em.sig.coarsen:
         return set()
     varying = thread_dependent_values(em.ir)
-    out: set[str] = set()
+    found: list[str] = []
 
     def visit(stmts):
         for s in stmts:
@@ -91,9 +95,10 @@ def block_taped_registers(em: EmitState) -> set[str]:
                 visit(s.orelse)
             elif isinstance(s, Loop) and not emit_loop_jacobian.chosen(em, s) and not recomputes(em, s) \
                     and any(isinstance(b, Barrier) and not b.warp for b in s.body):
-                out.update(name for name in taped_registers(em, s) if name not in varying)
+                found.extend(name for name in taped_registers(em, s) if name not in varying)
     visit(em.ir.body)
-    return out
+    fits = BLOCK_TAPE_BYTES // (8 * em.options.tape_size)      # entries of at most 8 bytes
+    return set(found[:fits])
 
 
 def tape_declarations(em: EmitState, stmts):
