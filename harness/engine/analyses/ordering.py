@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from harness.engine.analyses.barriers import thread_dependent_values
 from harness.engine.analyses.ownership import THREAD_SYMBOLS, LaunchShape, expr_form
-from harness.engine.ir.ssa import Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Prim, Store, walk
+from harness.engine.ir.ssa import Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Nested, Prim, Store, walk
 
 _COORDS = {"tx": 0, "ty": 1, "tz": 2, "gx": 0, "gy": 1, "gz": 2}
 _THREAD_COORDS = (*_COORDS, "laneid")
@@ -96,9 +96,11 @@ def interval_exclusive(ir: KernelIR, launch: LaunchShape, array: str) -> bool:
     atomics. A shared tree reduction qualifies: in the level of stride s, thread t < s alone
     touches t and t + s (the guard t < s, the loop's condition s > 0 and the thread indices'
     signs prove t + s differs from every other thread's t' and t' + s). Atomics on the array, a
-    function differentiated on the device (whose callers' barriers are unknown) and a
+    function differentiated on the device (whose callers' barriers are unknown), a kernel that
+    calls device-side autodiff (whose derivative may touch the array out of sight here) and a
     possibly negative index (which wraps around) keep the atomics."""
-    if ir.param_forms is not None or any(isinstance(s, Atomic) and s.array == array for s in walk(ir.body)):
+    if ir.param_forms is not None or any(isinstance(s, Nested) or (isinstance(s, Atomic) and s.array == array)
+                                         for s in walk(ir.body)):
         return False
     facts = _Facts(ir)
     accesses = facts.accesses(array)
