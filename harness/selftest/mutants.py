@@ -463,12 +463,3 @@ def _fold_batch_lanes(seams):
 
     return seams.replace(emitters={"accumulate": accumulate})
 
-
-@mutant("claim-interval-exclusive",
-        "every shared array is claimed touched by one thread per element between barriers: the "
-        "adjoint of a value all threads read (a block's sum) gets a plain `+=` instead of "
-        "`cuda.atomic.add` (lost updates)",
-        "seams.interval_exclusive",
-        probe="cases/barrier-uniform-loops.yaml::halving-normalize-reverse-float64", race=True)
-def _claim_interval_exclusive(seams):
-    return seams.replace(interval_exclusive=lambda ir, launch, array: True)
