@@ -338,6 +338,27 @@ def tile_stored_under_condition(out, x, rounds):
         out[i] = v
 
 
+def tile_nested_under_condition(out, x, rounds, width):
+    """The tile of tile_stored_under_condition read by a dynamic loop nested in the round loop: the
+    replay of one round cannot rebuild the tile, and the inner loop's reads cannot sit on the
+    round's tape, so the forward sweep logs them in order and each round's replay reads the log."""
+    tile = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = x[i] if i < x.shape[0] else 0.0
+    tile[t] = 0.0
+    cuda.syncthreads()
+    for r in range(rounds):
+        if (t + r) % 3 != 0:
+            tile[t] = v * (r + 1)
+        cuda.syncthreads()
+        for k in range(width):
+            v = 0.5 * v + 0.125 * tile[(t + k + 1) % 32] * v
+        cuda.syncthreads()
+    if i < x.shape[0]:
+        out[i] = v
+
+
 def tile_index_moves(out, x, rounds):
     """Sibling that keeps the tape: a 32-thread block writes half of a 64-element tile, a different
     half each round, and reads elements the round before wrote."""

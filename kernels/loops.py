@@ -321,3 +321,30 @@ def powers_of_scaled(out, x, c, n, m):
                 p = p * t + c[k]
             s = s + math.sin(p)
         out[i] = s
+
+
+def inplace_lower_solve(L, b, m):
+    """Each thread solves L y = b for its own row of right-hand sides, in place (forward
+    substitution): b[i, r] -= L[r, c] b[i, c] for c < r, then b[i, r] /= L[r, r]. The inner loop
+    reads elements of b the kernel has already overwritten."""
+    i = cuda.grid(1)
+    if i < b.shape[0]:
+        for r in range(m):
+            for c in range(r):
+                b[i, r] -= L[r, c] * b[i, c]
+            b[i, r] = b[i, r] / L[r, r]
+
+
+def ticket_cube(out, x, counter, n):
+    """Atomics' old values two and three loops deep: each thread takes n^2 (n + 1) tickets from
+    its own counter and scatters one term to each (the middle loop's ticket comes before the
+    innermost loop's, so replaying the innermost loop must skip past it in the log)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        for a in range(n):
+            for b in range(n):
+                first = cuda.atomic.add(counter, i, 1)
+                out[first] = x[i] * x[i] * (a - b)
+                for c in range(n):
+                    slot = cuda.atomic.add(counter, i, 1)
+                    out[slot] = x[i] * (a + 1) + x[i] * x[i] * (b - c)

@@ -68,3 +68,35 @@ def dscale_first(A, dA, a, da_out):
     from autodiff and the kernel stores it in da_out[0]."""
     da, = autodiff(Reverse, scale_first, Duplicated(A, dA), Active(a))
     da_out[0] = da
+
+
+def horner_at(y, c, x, i, n):
+    """y[i] = c[n-1] x[i]^(n-1) + ... + c[1] x[i] + c[0] by Horner's rule: a loop whose trip count
+    n is a runtime value, so the reverse sweep replays it from a per-thread tape."""
+    acc = y[i] * 0.0
+    for k in range(n - 1, -1, -1):
+        acc = acc * x[i] + c[k]
+    y[i] = acc
+
+
+def dhorner(y, dy, c, dc, x, dx, n):
+    """Each thread differentiates Horner's rule at its own element on the device, in reverse."""
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        autodiff(Reverse, horner_at, Duplicated(y, dy), Duplicated(c, dc), Duplicated(x, dx), Const(i), Const(n))
+
+
+def power_at(y, x, i, n):
+    """y[i] = x[i]^n by repeated multiplication in a `while` loop counting to n."""
+    p = x[i] * 0.0 + 1.0
+    k = 0
+    while k < n:
+        p = p * x[i]
+        k += 1
+    y[i] = p
+
+
+def dpower(y, dy, x, dx, n):
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        autodiff(Reverse, power_at, Duplicated(y, dy), Duplicated(x, dx), Const(i), Const(n))

@@ -26,10 +26,8 @@ import time
 import numpy as np
 
 from harness.core.errors import KernelError, KernelFaultError
+from harness.core.gpu_limits import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_GRID_DIMS
 
-MAX_BLOCK_THREADS = 1024
-MAX_BLOCK_DIMS = (1024, 1024, 64)
-MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
 STOP_GRACE_S = 5.0
 
 # Threads that were not stopped within the grace period, process-wide: the backend reports itself
@@ -51,7 +49,8 @@ class _Stopped(SystemExit):
 
 
 def check_launch_dims(grid: tuple, block: tuple) -> None:
-    grid, block = tuple(grid) + (1,) * (3 - len(grid)), tuple(block) + (1,) * (3 - len(block))
+    grid = tuple(int(n) for n in grid) + (1,) * (3 - len(grid))     # plain ints: the messages show them
+    block = tuple(int(n) for n in block) + (1,) * (3 - len(block))
     if int(np.prod(block)) > MAX_BLOCK_THREADS:
         raise KernelError(f"launch refused: a block of {int(np.prod(block))} threads {block}; a GPU "
                           f"allows at most {MAX_BLOCK_THREADS} threads per block")

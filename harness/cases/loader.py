@@ -36,6 +36,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from harness.cases.allowed_types import ALLOWED_TYPES, describe_allowed
 from harness.cases.limits import MAX_ELEMENTS, MAX_KERNEL_FILE_BYTES, EventWalk, StructureProblem, read_case_text
 from harness.cases.values import check_document, dtype_problem
+from harness.core.gpu_limits import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS
 from harness.cases.expand import RECAST_DTYPES
 from harness.core.errors import CaseError
 from harness.model import (ArgSpec, ArraySpec, Case, CheckSpec, Expectation, FDSpec, KernelRef,
@@ -451,6 +452,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _check_block(ctx: _Context, block: tuple[int, ...] | None) -> None:
+    """A block no GPU launches is the case's mistake: say so where it is written."""
+    if block is None or not all(isinstance(n, int) for n in block):
+        return                                  # the schema names a wrong type
+    for axis, (n, most) in enumerate(zip(block, MAX_BLOCK_DIMS)):
+        if n > most:
+            ctx.fail(f"block dimension {'xyz'[axis]} = {n}; a GPU allows at most {most}", ("launch", "block"))
+    threads = math.prod(block)
+    if threads > MAX_BLOCK_THREADS:
+        ctx.fail(f"a block of {threads} threads; a GPU allows at most {MAX_BLOCK_THREADS} threads per block",
+                 ("launch", "block"))
+
+
 def _dims(value: Any) -> tuple[int, ...] | None:
     if value is None:
         return None
@@ -848,6 +862,7 @@ def _build_launch(ctx: _Context, raw: dict | None) -> LaunchSpec:
                  ("launch", given))
     if style == "kernel" and threads is None and grid is None:
         ctx.fail("a kernel-style launch needs {threads: N} or {grid: G, block: B}", ("launch",))
+    _check_block(ctx, block)
     return LaunchSpec(style=style, grid=grid, block=block, threads=threads)
 
 

@@ -40,3 +40,5 @@ class PassState:
                                                       # the function's `def` text)
     device_functions: list = field(default_factory=list)   # (function name, def text) per autodiff call
     nested_names: dict = field(default_factory=dict)       # id(ir.Nested) -> its device function's name
+    nested_tapes: dict = field(default_factory=dict)       # id(ir.Nested) -> {loop line: file} of a reverse
+                                                           # that tapes dynamic loops (it takes the overflow flag)

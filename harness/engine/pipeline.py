@@ -102,13 +102,16 @@ def device_functions(st: PassState):
         run_passes(child_st, st.verify_ir, DEVICE_PASSES)
         names[id(call)] = child_st.fname
         st.device_functions.append((child_st.fname, child_st.source))
+        loops = device.taped_loops(child_st)
+        if loops:
+            st.nested_tapes[id(call)] = loops
     st.nested_names = names
 
 
 def emit_autodiff_kernel(st: PassState):
     sig = Signature(activity={p.name: "const" for p in st.params}, options=st.options)
     st.fname, text = function_text(st.ir, "primal", sig, set(), nested_names=st.nested_names,
-                                   emitters=st.seams.emitters, rules=st.seams.rules)
+                                   nested_tapes=st.nested_tapes, emitters=st.seams.emitters, rules=st.seams.rules)
     # generated kernels carry this text: it keeps the module's path from before the layout change,
     # so that they stay byte-identical (change it together with the kernels it changes)
     doc = (f"Primal kernel `{st.ir.name}` ({st.src.file}:{st.src.tree.lineno}) with its device-side autodiff "

@@ -326,7 +326,10 @@ def campaign(args) -> int:
     registry = MUTANTS
     names = [m.name for m in registry]
     if args.mutants:
-        names = [get_mutant(n.strip()).name for n in args.mutants.split(",") if n.strip()]
+        try:
+            names = [get_mutant(n.strip()).name for n in args.mutants.split(",") if n.strip()]
+        except KeyError as exc:          # a name mistyped on the command line: say which, and the known ones
+            raise SystemExit(f"harness mutate: {exc.args[0]}") from None
     files = case_files(args.root, args.cases)
     env = dict(os.environ)
     env.setdefault("HARNESS_CACHE_DIR", str(args.root / ".cache" / "harness" / "mutants"))

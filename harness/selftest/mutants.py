@@ -463,3 +463,12 @@ def _fold_batch_lanes(seams):
 
     return seams.replace(emitters={"accumulate": accumulate})
 
+
+@mutant("stale-log-position",
+        "the reverse sweep of a loop around nested loops restores the value log's position of its "
+        "last iteration in every iteration: the inner loops' replays read other iterations' atomic "
+        "tickets and overwritten elements",
+        "seams.emitters['log-position']",
+        probe="cases/loop-nested-logged.yaml::three-deep-reverse-float64")
+def _stale_log_position(seams):
+    return seams.replace(emitters={"log-position": lambda em, s, r: f"_tape_lc{s.id}[min(_n{s.id}, {em.options.tape_size}) - 1]"})

@@ -386,3 +386,16 @@ def test_launch_config_names_a_bad_dimension(grid, block):
 def test_launch_config_takes_numbas_spellings():
     assert LaunchConfig(4, 128) == LaunchConfig((4,), (128,)) == LaunchConfig([4], np.int64(128))
     assert LaunchConfig((2, 3), (16, 8)).grid == (2, 3)
+
+
+def test_a_grid_block_pair_is_taken_as_numba_takes_it(kernels, engine, be, data):
+    x, y = data["x"], data["y"]
+    out = dev(be, np.zeros(N))
+    engine.launch(kernels.axpy, (2, 8), out, Const(A), dev(be, x), dev(be, y))
+    np.testing.assert_allclose(host(be, out), A * x + y, rtol=1e-14)
+
+
+@pytest.mark.parametrize("config", [(2,), (2, 8, 1), "2, 8", 16, None])
+def test_any_other_launch_configuration_is_a_clear_type_error(kernels, engine, be, config):
+    with pytest.raises(TypeError, match="expected LaunchConfig\\(grid, block\\) or a \\(grid, block\\) pair"):
+        engine.launch(kernels.axpy, config, dev(be, np.zeros(N)), Const(A), dev(be, np.ones(N)), dev(be, np.ones(N)))

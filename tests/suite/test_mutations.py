@@ -164,3 +164,12 @@ def test_mutate_on_dask_records_a_killed_worker_and_resumes_from_its_log(tmp_pat
     assert [r["name"] for r in again] == ["assign-not-accumulate"]      # only the dead one ran again
     summary = json.loads((tmp_path / "m.json").read_text())
     assert all(s["caught"] for s in summary["mutants"].values()) and not summary["problems"]
+
+
+def test_an_unknown_mutant_name_is_a_clean_error_naming_the_known_ones(tmp_path):
+    import argparse
+
+    from harness.selftest.campaign import campaign
+    args = argparse.Namespace(mutants="flip-sin-rule,no-such-bug", root=tmp_path, cases=[])
+    with pytest.raises(SystemExit, match="harness mutate: no mutant 'no-such-bug' \\(known: .*flip-sin-rule"):
+        campaign(args)

@@ -129,49 +129,54 @@ def mark_taped_loads(ir: KernelIR) -> None:
     is a store, not replayed). Everything else in an iteration is recomputed from the taped
     registers and loads. A shared tile that a block-uniform loop stages and then reads
     (shared_replay.py) is the exception: the replay stores the iteration's tile again, so its
-    reads, nested loops included, read shared memory instead of the tape."""
+    reads, nested loops included, read shared memory instead of the tape.
+
+    Such a value inside a nested loop is also `logged`: the reverse sweep of an enclosing loop
+    replays the inner loop from the enclosing iteration's registers, where the value cannot be
+    recomputed either, so the forward sweep appends every occurrence to a per-thread value log
+    in execution order and each replay reads it back from the position the enclosing loops
+    taped at the start of their iterations (emit_loops.py)."""
     stored = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
     used = _used_atoms(ir)
     replay_used = _used_atoms(ir, replayed_only=True)
 
-    def replay_needs_tape(t, replayed) -> str | None:
+    def replay_needs_tape(t, replayed) -> bool:
         if isinstance(t, Assign) and isinstance(t.expr, Load) and t.expr.array in stored \
                 and t.expr.array not in replayed:
-            return f"'{t.expr.array}' is read in a nested loop and written by the kernel"
+            return True                   # memory holds the array's final values by the replay
         if isinstance(t, Draw):           # stored to global memory only: the replay skips that store
-            return f"the number {t.op} draws is used in a nested loop" if t.target in replay_used else None
-        if isinstance(t, Atomic) and t.target in used:
-            return f"the value returned by cuda.atomic.{t.op} is used in a nested loop"
-        return None
+            return t.target in replay_used
+        return isinstance(t, Atomic) and t.target in used
 
-    def visit(stmts, depth, replayed):
+    def visit(stmts, enclosing: tuple, replayed):
         for s in stmts:
             if isinstance(s, If):
-                visit(s.body, depth, replayed)
-                visit(s.orelse, depth, replayed)
+                visit(s.body, enclosing, replayed)
+                visit(s.orelse, enclosing, replayed)
             elif isinstance(s, Loop):
-                if depth == 0:
+                if not enclosing:
                     s.replayed_shared = replayed_shared(ir, s)
                 inner_replayed = replayed | s.replayed_shared
-                for inner in list(s.header) + list(s.body):
-                    for t in walk([inner]):
-                        why = replay_needs_tape(t, inner_replayed)
-                        if why is None:
-                            continue
-                        if depth > 0 or any(t is x for x in _nested_loop_stmts(s)):
-                            raise UnsupportedError(f"{why}: the reverse sweep cannot replay that value",
-                                                   file=file_of(ir, t), line=t.line)
-                        s.taped_loads.add(t.target)
-                visit(s.body, depth + 1, inner_replayed)
+                for t in _own_statements(list(s.header) + list(s.body)):
+                    if not replay_needs_tape(t, inner_replayed):
+                        continue
+                    s.taped_loads.add(t.target)
+                    if enclosing:
+                        for loop in enclosing + (s,):
+                            loop.logged.add(t.target)
+                        enclosing[0].log_root = True
+                visit(s.body, enclosing + (s,), inner_replayed)
 
-    visit(ir.body, 0, frozenset())
+    visit(ir.body, (), frozenset())
 
 
-def _nested_loop_stmts(loop: Loop):
-    for s in walk(loop.body):
-        if isinstance(s, Loop):
-            yield from walk(s.header)
-            yield from walk(s.body)
+def _own_statements(stmts):
+    """A loop's statements, through its branches but not into its nested loops."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from _own_statements(s.body)
+            yield from _own_statements(s.orelse)
 
 
 def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str]) -> None:

@@ -44,7 +44,7 @@ class Signature:
 
 
 def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, device: bool = False,
-                  name: str | None = None, nested_names: dict | None = None,
+                  name: str | None = None, nested_names: dict | None = None, nested_tapes: dict | None = None,
                   extrema: list | None = None, emitters: dict | None = None,
                   rules: dict | None = None) -> tuple[str, str]:
     """(name, `def` text) of the `mode` version of `ir`: a kernel, or a device function. Modes
@@ -52,6 +52,7 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
     and `rules` replace ADJOINT_EMITTERS and the derivative rules (rules.PARTIALS)."""
     em = EmitState.start(ir, sig, varied, ADJOINT_EMITTERS if emitters is None else emitters, rules)
     em.nested_names = nested_names or {}
+    em.nested_tapes = nested_tapes or {}
     arrays = extremum_arrays(extrema or [])
     em.extrema = {id(s): arrays.index(s.array) for s in extrema or []}
     em.extremum_rank = {id(s): (j, len(group)) for a in arrays
@@ -70,7 +71,7 @@ def function_text(ir: KernelIR, mode: str, sig: Signature, varied: set[str], *, 
         emit_reverse.reverse_function_body(em, device, fname)
     else:
         raise ValueError(mode)
-    params = emit_primal.params(em, mode) if mode != "primal" else [p.name for p in ir.params]
+    params = emit_primal.params(em, mode) if mode != "primal" else emit_primal.primal_params(em)
     if device and mode == "reverse":
         params = [p for p in params if p != em.prefix + "active_out"]
     body = body_text(em.lines) or "    pass"

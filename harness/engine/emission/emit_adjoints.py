@@ -159,6 +159,12 @@ def tape_index(em: EmitState, s: Loop) -> str:
     return f"_r{s.id}"
 
 
+def log_position(em: EmitState, s: Loop, iteration: str) -> str:
+    """Where a loop's reverse iteration finds its logged values (emit_loops.logged_value): the
+    log's position the forward sweep taped at that iteration's start."""
+    return f"{emit_loops.log_position_tape(s)}[{iteration}]"
+
+
 def loop_index(em: EmitState, s: Loop, iteration: str) -> str:
     """A counted loop's variable in iteration `iteration` (0-based), as the reverse sweep and a
     recomputed loop's replay rebuild it: start + iteration * step."""
@@ -178,6 +184,7 @@ ADJOINT_EMITTERS = {
     "assign": adjoint_assign,
     # shared steps
     "accumulate": accumulate, "replay-iteration": replay_iteration, "tape-index": tape_index,
+    "log-position": log_position,
     "block-sum": block_sum, "loop-jacobian": emit_loop_jacobian.adjoint, "loop-index": loop_index,
     "hoist-prefetch": emit_prefetch.hoist_prefetch, "virtual-index": coarsen.special_text, "tangent-atomic": emit_forward.tangent_atomic,
 }

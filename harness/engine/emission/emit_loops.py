@@ -101,8 +101,20 @@ def block_taped_registers(em: EmitState) -> set[str]:
     return set(found[:fits])
 
 
+def log_name(name: str) -> str:
+    return f"_log_{name.lstrip('_')}"
+
+
+LOG_POSITION = "_lc"     # the value log's next entry (activity.mark_taped_loads: logged values)
+
+
+def log_position_tape(s: Loop) -> str:
+    return f"_tape_lc{s.id}"
+
+
 def tape_declarations(em: EmitState, stmts):
-    names = [name for s in swept_loops(em, stmts)
+    loops = list(swept_loops(em, stmts))
+    names = [name for s in loops
              for name in (taped_registers(em, s) if tapes_registers(em, s) else []) + taped_loads(em, s)]
     if names and em.block_tape:
         em.line("# tape: loop registers (and reads of written arrays) for each iteration, per thread; "
@@ -110,12 +122,23 @@ def tape_declarations(em: EmitState, stmts):
     elif names:
         em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
     for name in names:
-        t = em.ir.types.get(name, "int64")
-        dtype = t if is_float(t) else "int64"
         memory = "shared" if name in em.block_tape else "local"
-        em.line(f"{tape_name(em, name)} = cuda.{memory}.array({em.options.tape_size}, {dtype})")
+        em.line(f"{tape_name(em, name)} = cuda.{memory}.array({em.options.tape_size}, {tape_dtype(em, name)})")
     if em.block_tape:
         em.line("_tape_writer = cuda.threadIdx.x + cuda.threadIdx.y + cuda.threadIdx.z == 0   # writes the block's tape")
+    logged = sorted({name for s in loops for name in s.logged})
+    if logged:
+        em.line("# value log: values a replay cannot recompute in nested loops, in execution order")
+    for name in logged:
+        em.line(f"{log_name(name)} = cuda.local.array({em.options.tape_size}, {tape_dtype(em, name)})")
+    for s in loops:
+        if s.logged:
+            em.line(f"{log_position_tape(s)} = cuda.local.array({em.options.tape_size}, int64)")
+
+
+def tape_dtype(em: EmitState, name: str) -> str:
+    t = em.ir.types.get(name, "int64")
+    return t if is_float(t) else "int64"
 
 
 def loop_sweep(em: EmitState, s: Loop, stores: bool):
@@ -130,8 +153,13 @@ def loop_sweep(em: EmitState, s: Loop, stores: bool):
         for name in registers(s):
             em.line(f"{entry_name(em, name)} = {name}")
     em.line(f"{n} = 0")
+    if s.log_root and stores:
+        em.line(f"{LOG_POSITION} = 0")
     loop_head(em, s)
     em.depth += 1
+    if s.logged:               # where this iteration's logged values start, for its reverse replay
+        em.line(f"if {n} < {em.options.tape_size}:")
+        em.line(f"    {log_position_tape(s)}[{n}] = {LOG_POSITION}")
     if s.kind == "while":
         replay_block(em, s.header, None, stores, record=n, loop=s)
         em.line(f"if not {atom(s.cond)}:")
@@ -218,6 +246,9 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
             continue                         # no adjoint reads it, nor anything computed from it
         if isinstance(s, Loop):
             loop_sweep(em, s, stores)
+        elif isinstance(s, (Assign, Atomic)) and tape_index is None and loop is not None \
+                and s.target in loop.logged and s.target in loop.taped_loads:
+            logged_value(em, s, stores, record, loop)
         elif isinstance(s, If):
             phis = [phi for phi in s.phis if not reverse or replay_needs.replays_name(em, phi[0])]
             emit_primal.emit_if(em, s, lambda: (replay_block(em, s.body, tape_index, stores, record, loop),
@@ -226,6 +257,7 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
                                          emit_primal.primal_phis(em, phis, 2)))
         elif isinstance(s, Atomic) and s.target in em.taped_loads and reverse:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
+            skip_logged(em, s, loop)
         elif isinstance(s, (Store, Atomic)):
             if stores or (isinstance(s, Store) and loop is not None and s.array in loop.replayed_shared):
                 emit_primal.primal(em, s)
@@ -239,11 +271,39 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
             continue                         # the replay writes no shared memory before it
         elif isinstance(s, Assign) and reverse and s.target in em.taped_loads:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")
+            skip_logged(em, s, loop)
         else:
             emit_primal.primal(em, s)
             if record and isinstance(s, Assign) and s.target in taped:
                 em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
+
+
+def logged_value(em: EmitState, s, stores: bool, record: str | None, loop: Loop):
+    """A value no replay can recompute, inside a nested loop: the forward sweep computes it and
+    appends it to the value log; a replay inside an enclosing loop's reverse sweep reads it back
+    from the log, whose position that loop restored. Either way it also goes on its own loop's
+    tape, for that loop's reverse sweep."""
+    size = em.options.tape_size
+    if stores:
+        emit_primal.primal(em, s)
+        em.line(f"if {LOG_POSITION} < {size}:")
+        em.line(f"    {log_name(s.target)}[{LOG_POSITION}] = {s.target}")
+        em.line("else:")
+        em.line(f"    {em.prefix}tape_overflow[0] = {loop.line}")
+    else:                          # past the log's end the launch is refused (the flag above)
+        em.line(f"{s.target} = {log_name(s.target)}[min({LOG_POSITION}, {size - 1})]")
+    em.line(f"{LOG_POSITION} += 1")
+    if record:
+        em.line(f"if {record} < {size}:")
+        em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
+
+
+def skip_logged(em: EmitState, s, loop: Loop | None):
+    """A logged value read from its loop's tape still takes its place in the log, so that the
+    nested loops replayed after it read their own entries."""
+    if loop is not None and s.target in loop.logged:
+        em.line(f"{LOG_POSITION} += 1")
 
 
 def reverse_loop(em: EmitState, s: Loop):
@@ -258,6 +318,8 @@ def reverse_loop(em: EmitState, s: Loop):
     em.depth += 1
     tape = em.emitters["tape-index"](em, s)
     restore_registers(em, s, tape)
+    if s.logged:
+        em.line(f"{LOG_POSITION} = {em.emitters['log-position'](em, s, tape)}")
     if s.kind == "for":
         em.line(f"{s.var} = {em.emitters['loop-index'](em, s, r)}")
     em.emitters["replay-iteration"](em, s, tape)

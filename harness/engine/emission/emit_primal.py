@@ -70,7 +70,8 @@ def primal(em: EmitState, s):
 
 
 def nested_args(em: EmitState, s) -> list[str]:
-    """Arguments of a device-side autodiff call, in the derivative function's order."""
+    """Arguments of a device-side autodiff call, in the derivative function's order: a reverse
+    that tapes a dynamic loop reports a loop outrunning its tape through the kernel's flag."""
     out = []
     for a in s.args:
         out.append(atom(a.value))
@@ -78,7 +79,15 @@ def nested_args(em: EmitState, s) -> list[str]:
             out.append(atom(a.shadow))
         elif a.activity == "active" and s.mode == "forward":
             out.append("0.0")
+    if id(s) in em.nested_tapes:
+        out.append(em.prefix + "tape_overflow")
     return out
+
+
+def primal_params(em: EmitState) -> list[str]:
+    """A primal kernel's parameters: the kernel's own, and the tape-overflow flag when a
+    device-side reverse it calls tapes a dynamic loop."""
+    return [p.name for p in em.ir.params] + ([em.prefix + "tape_overflow"] if em.nested_tapes else [])
 
 
 def params(em: EmitState, mode: str) -> list[str]:

@@ -3,12 +3,11 @@ adjoint in reverse order through the emitter registered for its kind (emit_adjoi
 control flow mirrored (reverse sweep). Functions over the emit state (emit_state.py)."""
 from __future__ import annotations
 
-from harness.core.errors import UnsupportedError
 from harness.engine.emission import coarsen, emit_adjoints, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform, replay_needs
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.emission.emit_uniform import uniform_slots
 from harness.engine.analyses.lane_groups import lane_group_reads
-from harness.engine.ir.ssa import Alloc, Assign, If, Loop, Store, file_of, walk
+from harness.engine.ir.ssa import Alloc, Assign, If, Loop, Store, walk
 
 
 def reverse_replay(em: EmitState, stmts):
@@ -100,10 +99,6 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     forward sweep, the adjoint sweep, and the Active scalars' reduction or return. Gathered
     adjoints (emit_gather.py) are computed first and added after the adjoint sweep. A coarsened
     kernel (coarsen.py) runs the sweeps in a loop over virtual blocks and reduces after it."""
-    if device and em.has_loops:
-        loop = next(s for s in walk(em.ir.body) if isinstance(s, Loop))
-        raise UnsupportedError("reverse mode of a device function with a dynamic loop is not supported "
-                               "yet (its tape has no overflow channel)", file=file_of(em.ir, loop), line=loop.line)
     em.taping = True
     if not device:
         em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
@@ -111,7 +106,7 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
         # a gathered adjoint reads its readers' values in ways the analysis does not follow
         em.replay_needs = None if em.sig.gather else replay_needs.needed(em, emit_adjoints.statement_kind,
                                                                             emit_adjoints.operand_partials)
-        em.block_tape = emit_loops.block_taped_registers(em)
+        em.block_tape = set() if device else emit_loops.block_taped_registers(em)   # callers' threads unknown
         emit_loops.tape_declarations(em, em.ir.body)
     actives = emit_primal.active_scalars(em)
     em.virtual_blocks = not device and em.sig.coarsen > 0

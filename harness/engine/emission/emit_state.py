@@ -52,6 +52,7 @@ class EmitState:
     lines: list[str] = field(default_factory=list)
     depth: int = 1                            # indentation level of the next line
     nested_names: dict = field(default_factory=dict)      # id(ir.Nested) -> derivative function's name
+    nested_tapes: dict = field(default_factory=dict)      # id(ir.Nested) -> loops of a taping reverse (pass_state)
     extrema: dict[int, int] = field(default_factory=dict)  # id(atomic max/min statement) -> its array's scratch index
     extremum_rank: dict[int, tuple] = field(default_factory=dict)  # id(statement) -> (j, n): j-th of its array's n
     prefetched: dict[str, str] = field(default_factory=dict)   # shadow -> register holding its first read

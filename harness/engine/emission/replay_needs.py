@@ -14,7 +14,9 @@ index, a branch's condition; for any other statement kind, every name it refers 
 the replayed definitions they are computed from. The replay emits an assignment or a phi only for
 a needed name, and the forward sweep tapes only needed loads. Everything else the replay runs
 keeps its operands: the conditions of its branches, the stores it rebuilds (shared tiles,
-shared_replay.py) and the loops nested in the iteration, which are replayed whole.
+shared_replay.py) and the loops nested in the iteration, which are replayed whole. Values in the
+value log of nested loops (activity.mark_taped_loads) are all kept: each takes a place in the log
+that the replays count.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ def needed(em: EmitState, kind_of, partials_of) -> set[str]:
     roots: set[str] = set()
     defs: dict[str, set[str]] = {}
     for loop in (s for s in walk(em.ir.body) if isinstance(s, Loop)):
+        roots |= loop.logged             # the value log's positions count every logged value
         for s in walk(list(loop.header) + list(loop.body)):
             _definitions(s, defs)
             roots |= _adjoint_reads(em, s, kind_of(em, s), names, partials_of)

@@ -115,6 +115,8 @@ class Loop:
     cond: Atom | None = None
     taped_loads: set = field(default_factory=set)    # SSA names of loads replayed from the tape
     replayed_shared: set = field(default_factory=set)  # shared arrays whose stores the reverse sweep replays
+    logged: set = field(default_factory=set)   # taped values inside this loop replayed from the value log
+    log_root: bool = False                     # the outermost loop of logged values: its sweep starts the log
 
 
 @dataclass

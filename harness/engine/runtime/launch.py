@@ -78,6 +78,17 @@ class LaunchConfig:
                            tuple(d for d in range(ndim) if g[d] > 1))
 
 
+def as_launch_config(config) -> LaunchConfig:
+    """A LaunchConfig, or numba's `kernel[grid, block]` pair as a tuple: anything else is the
+    caller's mistake, said in the caller's terms."""
+    if isinstance(config, LaunchConfig):
+        return config
+    if isinstance(config, (tuple, list)) and len(config) == 2:
+        return LaunchConfig(*config)
+    raise TypeError(f"launch configuration {config!r}: expected LaunchConfig(grid, block) or a "
+                    f"(grid, block) pair, as in numba's kernel[grid, block]")
+
+
 @dataclass
 class Plan:
     """A compiled kernel for one launch signature, and what it took to build it."""
@@ -209,6 +220,7 @@ class Engine:
         options) with arguments of the same description (launch_cache.py: types, dtypes, shapes,
         strides, data pointers, scalar values) skip classification, the aliasing checks and the
         argument packing: the cached, already packed launch runs again."""
+        config = as_launch_config(config)
         site = (kernel, mode, config)
         sites = self._sites
         described = self.seams.launch_fingerprint(args)
@@ -273,6 +285,7 @@ class Engine:
         """Classify the arguments, build the plan and flatten the kernel's arguments once: the
         returned BoundLaunch only launches, asynchronously (for benchmarks and repeated steps).
         It reuses the same buffers on every launch, as a training loop would."""
+        config = as_launch_config(config)
         plan, infos = self.prepare(kernel, config, args, mode)
         if plan.extrema:
             raise UnsupportedError("bind: atomic max/min kernels find their winners before every launch; "
@@ -285,6 +298,7 @@ class Engine:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         fn = python_function(kernel)
+        config = as_launch_config(config)
         with internal_errors_refused(fn, f"preparing its {mode} launch"):
             return self._prepare(fn, config, args, mode)
 
@@ -383,11 +397,13 @@ class Engine:
         job.source = str(path)
         for child in job.descendants():
             child.source = str(path)
-        compiled = self.backend.compile(load_function(path, st.fname), tuple(numba_type(i) for i in infos),
-                                        job.config)
+        from numba import types as nt
+        types = [numba_type(i) for i in infos] + ([nt.Array(nt.int32, 1, "C")] if st.nested_tapes else [])
+        compiled = self.backend.compile(load_function(path, st.fname), tuple(types), job.config)
         return Plan("primal", compiled, key, job, source_path=str(path),
                     nested_arrays=tuple(nested_arrays(n, st.ir.file) for n in st.ir.nested),
-                    ptx=compiled if isinstance(compiled, str) else None)
+                    ptx=compiled if isinstance(compiled, str) else None, tape_overflow=bool(st.nested_tapes),
+                    loop_files={line: file for loops in st.nested_tapes.values() for line, file in loops.items()})
 
     def _find_winners(self, plan: Plan, infos: list[ArgInfo], config: LaunchConfig) -> list:
         """Run the two passes of atomic max/min: S = final values and V = each contribution's

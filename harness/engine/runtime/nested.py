@@ -13,7 +13,7 @@ from harness.core.errors import NestedCompilationError, UnsupportedError
 from harness.engine.analyses.activity import extremum_atomics
 from harness.engine.analyses.ownership import affine_forms, visit_guarded
 from harness.engine.frontend.source import KernelSource, parse_kernel, resolve_global
-from harness.engine.ir.ssa import KernelIR, Lit, Nested, Param, file_of
+from harness.engine.ir.ssa import KernelIR, Lit, Loop, Nested, Param, file_of, walk
 from harness.engine.runtime.jobs import CompilerJob
 from harness.engine.frontend.normalize import lower_kernel
 from harness.engine.pass_state import PassState
@@ -123,6 +123,14 @@ def refuse_extrema(st) -> None:
         raise UnsupportedError(f"cuda.atomic.{s.op} on differentiable '{s.array}' in a function differentiated "
                                "on the device: its winner is found by replaying the whole grid before the "
                                "derivative runs, which a device function cannot do", file=file_of(st.ir, s), line=s.line)
+
+
+def taped_loops(st) -> dict:
+    """{line: file} of the dynamic loops a device-side reverse tapes: a thread running one past
+    the tape's size sets the calling kernel's overflow flag, and the launch refuses the result."""
+    if st.mode != "reverse":
+        return {}
+    return {s.line: file_of(st.ir, s) for s in walk(st.ir.body) if isinstance(s, Loop)}
 
 
 def result_types(st) -> None:
