@@ -333,3 +333,65 @@ def tile_read_before_store(out, x, rounds):
         cuda.syncthreads()
     if i < x.shape[0]:
         out[i] = v
+
+
+def tree_sum_halving_linear(out, x):
+    """The halving tree of kernels/tiled.py:tree_sum_while in float64: a linear level
+    (sh[t] += sh[t + s]), one atomic per block. In each level thread t < s alone touches t and
+    t + s, so the reverse adds into the shared shadow without atomics."""
+    sm = cuda.shared.array(64, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = 0.0
+    if i < x.shape[0]:
+        v = x[i] * x[i]
+    sm[tid] = v
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if tid < s:
+            sm[tid] += sm[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        cuda.atomic.add(out, 0, sm[0])
+
+
+def tree_rows_2d(out, x):
+    """Row sums over a 2-D block: each row of threads halves its own row of the shared array
+    (stride along x); the rows' elements are told apart by threadIdx.y."""
+    sm = cuda.shared.array((4, 16), float64)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    r = cuda.blockIdx.x * cuda.blockDim.y + ty
+    sm[ty, tx] = x[r, tx] * x[r, tx]
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if tx < s:
+            sm[ty, tx] += sm[ty, tx + s]
+        cuda.syncthreads()
+        s //= 2
+    if tx == 0:
+        out[r] = sm[ty, 0]
+
+
+def tree_then_normalize(out, x):
+    """A block sum by a halving tree, then every thread reads the sum (sm[0]) after the last
+    level: many threads read one element in one interval, so its adjoint keeps the atomics."""
+    sm = cuda.shared.array(64, float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = 0.0
+    if i < x.shape[0]:
+        v = x[i] * x[i]
+    sm[tid] = v
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if tid < s:
+            sm[tid] += sm[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if i < x.shape[0]:
+        out[i] = x[i] / (1.0 + sm[0])

@@ -22,7 +22,7 @@ from typing import Callable
 
 from harness.engine.analyses import activity as analysis, gather
 from harness.engine.emission import coarsen
-from harness.engine.analyses.activity import extremum_atomics
+from harness.engine.analyses.activity import DIFFERENTIABLE, extremum_atomics
 from harness.engine.runtime import nested as device
 from harness.engine.emission.emit_state import differentiable_arrays
 from harness.engine.emission.codegen import Signature, describe, function_text, generate, module_text
@@ -54,6 +54,11 @@ def signature(st: PassState):
                        skip_store=frozenset(i.name for i in st.infos
                                             if i.activity == "duplicated_no_need" and i.name not in loaded),
                        options=st.options)
+    exclusive = st.seams.interval_exclusive
+    if st.mode == "reverse":              # shared shadows that plain adds update between barriers
+        st.sig.exclusive = frozenset(
+            p.name for p in st.ir.local_arrays if p.kind == "shared" and p.name not in st.sig.owned
+            and st.activity.get(p.name) in DIFFERENTIABLE and exclusive(st.ir, st.launch_shape, p.name))
     if st.mode == "reverse" and st.options.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)

@@ -6,6 +6,8 @@
 - `emitters`: the reverse sweep's adjoint emitter per statement kind, and its shared steps
   (emit_adjoints.ADJOINT_EMITTERS; emit_adjoints.statement_kind says which statement gets which);
 - `owned_arrays`, `mark_taped_loads`: the analyses that decide atomics and taping (ownership.py, analysis.py);
+- `interval_exclusive`: the analysis that lets a shared shadow take plain adds between barriers
+  (ordering.interval_exclusive);
 - `launch_fingerprint`: what Engine.launch's per-call-site cache compares (launch_cache.fingerprint);
 - `check_arguments`: the refusal of aliased or self-overlapping arrays at a launch and at each
   device-side autodiff call (memory.check_arguments);
@@ -28,6 +30,7 @@ class Seams:
     emitters: Mapping[str, Callable]
     owned_arrays: Callable
     mark_taped_loads: Callable
+    interval_exclusive: Callable
     launch_fingerprint: Callable
     check_arguments: Callable
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -51,6 +54,8 @@ def default_seams() -> Seams:
     from harness.engine.emission.emit_adjoints import ADJOINT_EMITTERS
     from harness.engine.runtime.launch_cache import fingerprint
     from harness.engine.analyses.memory import check_arguments
+    from harness.engine.analyses.ordering import interval_exclusive
     return Seams(rules=MappingProxyType(rules.PARTIALS), emitters=MappingProxyType(ADJOINT_EMITTERS),
                  owned_arrays=owned_arrays, mark_taped_loads=mark_taped_loads,
+                 interval_exclusive=interval_exclusive,
                  launch_fingerprint=fingerprint, check_arguments=check_arguments)

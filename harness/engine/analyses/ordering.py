@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from harness.engine.analyses.barriers import thread_dependent_values
 from harness.engine.analyses.ownership import THREAD_SYMBOLS, LaunchShape, expr_form
-from harness.engine.ir.ssa import Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Prim, Store, walk
+from harness.engine.ir.ssa import Assign, Atomic, Barrier, If, KernelIR, Lit, Load, Loop, Nested, Prim, Store, walk
 
 _COORDS = {"tx": 0, "ty": 1, "tz": 2, "gx": 0, "gy": 1, "gz": 2}
 _THREAD_COORDS = (*_COORDS, "laneid")
@@ -62,6 +62,7 @@ class _Access:
     raw: list                     # coordinate forms as computed
     pins: dict                    # launch axis -> the form a guard pins its thread coordinate to
     ineqs: list                   # forms the guards around it prove >= 0
+    subst: dict = None            # the guards' equations solved: symbol -> the form it equals
 
 
 def barrier_ordered(ir: KernelIR, launch: LaunchShape, array: str) -> bool:
@@ -83,6 +84,33 @@ def barrier_ordered(ir: KernelIR, launch: LaunchShape, array: str) -> bool:
             aligned = _same_interval(x.path, y.path)
             if aligned is not None and not facts.distinct_elements(x, y, aligned, launch):
                 return False
+    return True
+
+
+def interval_exclusive(ir: KernelIR, launch: LaunchShape, array: str) -> bool:
+    """Whether, between any two barriers, each element of shared `array` is touched by one thread
+    of the block at most (loads included; the module docstring's conditions, for every pair of
+    accesses rather than for those with a store). The reverse sweep mirrors every barrier, so in
+    each of its intervals the adjoints of an element's accesses (`dA[e] += ...` for a read, `d =
+    dA[e]; dA[e] = 0` for a store) then run in that one thread: plain read-modify-writes, no
+    atomics. A shared tree reduction qualifies: in the level of stride s, thread t < s alone
+    touches t and t + s (the guard t < s, the loop's condition s > 0 and the thread indices'
+    signs prove t + s differs from every other thread's t' and t' + s). Atomics on the array, a
+    function differentiated on the device (whose callers' barriers are unknown), a kernel that
+    calls device-side autodiff (whose derivative may touch the array out of sight here) and a
+    possibly negative index (which wraps around) keep the atomics."""
+    if ir.param_forms is not None or any(isinstance(s, Nested) or (isinstance(s, Atomic) and s.array == array)
+                                         for s in walk(ir.body)):
+        return False
+    facts = _Facts(ir)
+    accesses = facts.accesses(array)
+    if not accesses or not all(facts.nonnegative(a) for a in accesses):
+        return False
+    for x, y in itertools.combinations_with_replacement(accesses, 2):
+        aligned = _same_interval(x.path, y.path)
+        if aligned is not None and not (facts.distinct_elements(x, y, aligned, launch)
+                                        or facts.distinct_elements(y, x, aligned, launch)):
+            return False
     return True
 
 
@@ -303,7 +331,7 @@ class _Facts:
                 return
             raw = [self.form(a) or {"@?": 1} for a in index]
             subst, pins = self._solve(eqs)
-            out.append(_Access(store, here, [_apply(f, subst) for f in raw], raw, pins, ineqs))
+            out.append(_Access(store, here, [_apply(f, subst) for f in raw], raw, pins, ineqs, subst))
 
         def body(stmts, prefix, loop_id, eqs, ineqs):
             """A container's top-level statements: the kernel's body, or that of a loop with barriers."""
@@ -327,13 +355,17 @@ class _Facts:
                     statement(t, here, eqs + fe, ineqs + fi)
             elif isinstance(s, Loop):
                 opaque = here + (("opaque", s.id),)
+                # a while loop's body runs where its condition held, on the registers it tested
+                ce, ci = self.implied(s.cond, True) if s.kind == "while" else ([], [])
                 if any(_block_barrier(t) for t in s.body):
                     for t in s.header:
                         statement(t, opaque, eqs, ineqs)
-                    body(s.body, here, s.id, eqs, ineqs)
+                    body(s.body, here, s.id, eqs + ce, ineqs + ci)
                 else:                     # its iterations are not aligned between threads
-                    for t in list(s.header) + list(s.body):
+                    for t in s.header:
                         statement(t, opaque, eqs, ineqs)
+                    for t in s.body:
+                        statement(t, opaque, eqs + ce, ineqs + ci)
 
         body(self.ir.body, (), None, [], [])
         return out
@@ -380,6 +412,7 @@ class _Facts:
     def _nonneg_symbol(self, sym: str, depth: int) -> bool:
         if depth > 16:
             return False
+        sym = sym.rstrip("'")             # the same value in another thread or iteration
         if not sym.startswith("@"):
             if sym in THREAD_SYMBOLS or sym.startswith(_NONNEG_SPECIAL):
                 return True
@@ -427,8 +460,22 @@ class _Facts:
             if pinned <= covered:
                 break
             covered |= pinned
+        # the same, on the coordinates as computed, or as a pinned thread's own coordinate
+        # (`A[0]` under `if t == 0` is `A[t]`)
+        for d in range(min(len(x.raw), len(y.raw))):
+            for fx in _spellings(x, d):
+                threads = [k for k in fx if k != "1" and self.specific(k, aligned)]
+                if len(threads) == 1 and threads[0] in _COORDS and \
+                        any(fx == prime(fy, keep=_COORDS) for fy in _spellings(y, d)):
+                    covered.add(_COORDS[threads[0]])
         if set(launch.block_dims) <= covered:
             return True
+        # a coordinate that the guards bound apart: x's at least one below y's, or above
+        bounds = list(x.ineqs) + [prime(f) for f in y.ineqs]
+        for fx, fy in list(zip(x.raw, y.raw)) + list(zip(x.index, y.index)):
+            diff = _sub(fx, prime(fy))
+            if any(self._nonneg_form(_sub(d, {"1": 1}), bounds) for d in (diff, _neg(diff))):
+                return True
         # a linear combination of the coordinates that separates them by a constant
         rank = min(len(x.index), _MAX_COMBINATION_RANK)
         y_other = [prime(f) for f in y.index]
@@ -443,6 +490,14 @@ class _Facts:
             if set(diff) == {"1"}:
                 return True
         return False
+
+
+def _spellings(access: _Access, d: int) -> list:
+    """Forms equal to an access's coordinate d: as computed, with the guards' equations
+    substituted, and a thread coordinate that a guard pins to that value."""
+    out = [access.raw[d], access.index[d]]
+    out += [{k: 1} for k, v in (access.subst or {}).items() if k in _COORDS and v == access.index[d]]
+    return out
 
 
 def _block_barrier(s) -> bool:

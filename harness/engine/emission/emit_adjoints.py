@@ -127,7 +127,8 @@ def adjoint_assign(em: EmitState, s: Assign, update: str = "+="):
 
 
 def accumulate(em: EmitState, array: str, lane: int, index, value: str):
-    """shadow[index] += value; atomic unless every access to `array` is this thread's own."""
+    """shadow[index] += value; atomic unless every access to `array` is this thread's own, or
+    its own between two barriers (a shared array, ordering.interval_exclusive)."""
     shadow = em.d(array, lane)
     slot = emit_uniform.slot_register(em, array, index, lane)
     if slot is not None:
@@ -138,6 +139,8 @@ def accumulate(em: EmitState, array: str, lane: int, index, value: str):
             em.line(f"{shadow}[{index_text(index)}] = {early} + {value}")
         else:
             em.line(f"{shadow}[{index_text(index)}] += {value}")
+    elif array in em.sig.exclusive:      # no other thread touches the element in this interval
+        em.line(f"{shadow}[{index_text(index)}] += {value}")
     elif em.lane_site:
         emit_lane_sums.queue(em, array, lane, index, value, em.lane_site)
     else:

@@ -16,10 +16,11 @@ recomputed, the later ones taped, so the replay cost stays bounded by the limit.
 """
 from __future__ import annotations
 
-from harness.engine.emission import emit_extrema, emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse
+from harness.engine.emission import emit_extrema, emit_loop_jacobian, emit_parallel, emit_primal, emit_reverse, replay_needs
 from harness.engine.emission.emit_plain_loops import assigned_in, carry_moves, loop_head, register_only, registers, rerun_block
+from harness.engine.analyses.barriers import thread_dependent_values
 from harness.engine.emission.emit_state import EmitState
-from harness.engine.ir.ssa import Alloc, Assign, Atomic, If, Loop, Store
+from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Store
 from harness.engine.emission.syntax import atom
 from harness.engine.ir.types import is_float
 
@@ -38,10 +39,16 @@ def recomputes(em: EmitState, s: Loop) -> bool:
     return em.options.recompute_limit > 0 and register_only(em, s)
 
 
+def taped_registers(em: EmitState, s: Loop) -> list[str]:
+    """The loop's registers that its reverse replay reads (replay_needs.py): only those go on the
+    tape. A recomputed iteration rebuilds every register from the entry registers instead."""
+    return [name for name in registers(s) if replay_needs.replays_name(em, name)]
+
+
 def tapes_registers(em: EmitState, s: Loop) -> bool:
     """Whether some iteration's registers go on the tape (a recomputed loop whose limit covers the
     whole tape never writes it)."""
-    return bool(s.carried) and not (recomputes(em, s) and em.options.recompute_limit >= em.options.tape_size)
+    return bool(taped_registers(em, s)) and not (recomputes(em, s) and em.options.recompute_limit >= em.options.tape_size)
 
 
 def swept_loops(em: EmitState, stmts):
@@ -58,6 +65,42 @@ def swept_loops(em: EmitState, stmts):
             yield from swept_loops(em, s.orelse)
 
 
+def taped_loads(em: EmitState, s: Loop) -> list[str]:
+    """The loop's taped loads (and atomics' old values) that its reverse replay reads
+    (replay_needs.py): the others are neither taped nor replayed."""
+    return sorted(name for name in s.taped_loads if em.replay_needs is None or name in em.replay_needs)
+
+
+BLOCK_TAPE_BYTES = 8192      # shared memory a reverse kernel may take for per-block tapes
+
+
+def block_taped_registers(em: EmitState) -> set[str]:
+    """Registers taped once per block, in shared memory, instead of once per thread in local
+    memory: those that every thread of the block holds alike (barriers.thread_dependent_values)
+    in a taped loop that is not nested in another loop and has a barrier at the top level of its
+    body (the stride of a tree reduction, a tile counter). One thread writes each iteration's
+    value before that iteration's barrier, which every thread passes before the reverse sweep
+    reads it; a thread per block instead of a local-memory write and read per thread. Not in a
+    block-coarsened kernel, whose sweeps run again for the next virtual block, and at most
+    BLOCK_TAPE_BYTES of shared memory (a large tape_size keeps the rest in local memory)."""
+    if em.sig.coarsen:
+        return set()
+    varying = thread_dependent_values(em.ir)
+    found: list[str] = []
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, Loop) and not emit_loop_jacobian.chosen(em, s) and not recomputes(em, s) \
+                    and any(isinstance(b, Barrier) and not b.warp for b in s.body):
+                found.extend(name for name in taped_registers(em, s) if name not in varying)
+    visit(em.ir.body)
+    fits = BLOCK_TAPE_BYTES // (8 * em.options.tape_size)      # entries of at most 8 bytes
+    return set(found[:fits])
+
+
 def log_name(name: str) -> str:
     return f"_log_{name.lstrip('_')}"
 
@@ -72,11 +115,17 @@ def log_position_tape(s: Loop) -> str:
 def tape_declarations(em: EmitState, stmts):
     loops = list(swept_loops(em, stmts))
     names = [name for s in loops
-             for name in (registers(s) if tapes_registers(em, s) else []) + sorted(s.taped_loads)]
-    if names:
+             for name in (taped_registers(em, s) if tapes_registers(em, s) else []) + taped_loads(em, s)]
+    if names and em.block_tape:
+        em.line("# tape: loop registers (and reads of written arrays) for each iteration, per thread; "
+                "per block where every thread holds the same")
+    elif names:
         em.line("# per-thread tape: loop registers (and reads of written arrays) for each iteration")
     for name in names:
-        em.line(f"{tape_name(em, name)} = cuda.local.array({em.options.tape_size}, {tape_dtype(em, name)})")
+        memory = "shared" if name in em.block_tape else "local"
+        em.line(f"{tape_name(em, name)} = cuda.{memory}.array({em.options.tape_size}, {tape_dtype(em, name)})")
+    if em.block_tape:
+        em.line("_tape_writer = cuda.threadIdx.x + cuda.threadIdx.y + cuda.threadIdx.z == 0   # writes the block's tape")
     logged = sorted({name for s in loops for name in s.logged})
     if logged:
         em.line("# value log: values a replay cannot recompute in nested loops, in execution order")
@@ -140,8 +189,12 @@ def record_registers(em: EmitState, s: Loop, n: str):
     if not recomputes(em, s):
         em.line(f"if {n} < {em.options.tape_size}:")
         em.depth += 1
-        for name in registers(s):
-            em.line(f"{tape_name(em, name)}[{n}] = {name}")
+        for name in taped_registers(em, s):
+            if name in em.block_tape:
+                em.line("if _tape_writer:")
+                em.line(f"    {tape_name(em, name)}[{n}] = {name}")
+            else:
+                em.line(f"{tape_name(em, name)}[{n}] = {name}")
         em.line("pass")
         em.depth -= 1
         em.line("else:")
@@ -151,13 +204,14 @@ def record_registers(em: EmitState, s: Loop, n: str):
     em.line(f"    {overflow}")
     if tapes_registers(em, s):
         em.line(f"elif {n} >= {em.options.recompute_limit}:       # earlier iterations are recomputed")
-        for name in registers(s):
+        for name in taped_registers(em, s):
             em.line(f"    {tape_name(em, name)}[{n}] = {name}")
 
 
 def restore_registers(em: EmitState, s: Loop, index: str):
-    """The registers iteration `index` started with: recomputed below the limit, else taped."""
-    if not s.carried:
+    """The registers iteration `index` started with: recomputed below the limit, else taped;
+    none when the reverse replay reads none of them."""
+    if not taped_registers(em, s):
         return
     taped = tapes_registers(em, s)
     if recomputes(em, s):
@@ -170,7 +224,7 @@ def restore_registers(em: EmitState, s: Loop, index: str):
         em.depth -= 1
         em.line("else:")
         em.depth += 1
-    for name in registers(s):
+    for name in taped_registers(em, s):
         em.line(f"{name} = {tape_name(em, name)}[{index}]")
     if recomputes(em, s):
         em.depth -= 1
@@ -196,39 +250,46 @@ def replay_block(em: EmitState, stmts, tape_index, stores: bool, record: str | N
     """Primal statements. With tape_index, taped loads come from the tape instead of memory;
     with record, taped loads are also written to it; stores only when `stores`, but for the
     stores to `loop`'s recomputed shared tiles (shared_replay.py), which every replay rebuilds."""
+    reverse = tape_index is not None         # the reverse sweep's replay of one iteration
+    taped = set(taped_loads(em, loop)) if loop is not None else set()
     for s in stmts:
+        if reverse and isinstance(s, (Assign, Atomic)) and s.target and not replay_needs.replays(em, s):
+            continue                         # no adjoint reads it, nor anything computed from it
         if isinstance(s, Loop):
             loop_sweep(em, s, stores)
         elif isinstance(s, (Assign, Atomic)) and tape_index is None and loop is not None \
                 and s.target in loop.logged and s.target in loop.taped_loads:
             logged_value(em, s, stores, record, loop)
         elif isinstance(s, If):
+            phis = [phi for phi in s.phis if not reverse or replay_needs.replays_name(em, phi[0])]
             emit_primal.emit_if(em, s, lambda: (replay_block(em, s.body, tape_index, stores, record, loop),
-                                                emit_primal.primal_phis(em, s.phis, 1)),
+                                                emit_primal.primal_phis(em, phis, 1)),
                                 lambda: (replay_block(em, s.orelse, tape_index, stores, record, loop),
-                                         emit_primal.primal_phis(em, s.phis, 2)))
+                                         emit_primal.primal_phis(em, phis, 2)))
         elif emit_extrema.is_extremum(em, s):            # its name, counted where it runs
             emit_extrema.record_contribution(em, s)
             if stores:
                 emit_primal.primal(em, s)
-        elif isinstance(s, Atomic) and s.target in em.taped_loads and tape_index is not None:
+        elif isinstance(s, Atomic) and s.target in em.taped_loads and reverse:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")   # its old value
             skip_logged(em, s, loop)
         elif isinstance(s, (Store, Atomic)):
             if stores or (isinstance(s, Store) and loop is not None and s.array in loop.replayed_shared):
                 emit_primal.primal(em, s)
-            if stores and record and isinstance(s, Atomic) and s.target in loop.taped_loads:
+            if stores and record and isinstance(s, Atomic) and s.target in taped:
                 em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
         elif isinstance(s, Alloc):
             emit_primal.primal(em, s)
             emit_parallel.shadow_alloc(em, s, zero=True)
-        elif isinstance(s, Assign) and tape_index is not None and s.target in em.taped_loads:
+        elif isinstance(s, Barrier) and reverse and not replay_needs.barrier_orders_replay(s, loop, stmts):
+            continue                         # the replay writes no shared memory before it
+        elif isinstance(s, Assign) and reverse and s.target in em.taped_loads:
             em.line(f"{s.target} = {tape_name(em, s.target)}[{tape_index}]")
             skip_logged(em, s, loop)
         else:
             emit_primal.primal(em, s)
-            if record and isinstance(s, Assign) and loop is not None and s.target in loop.taped_loads:
+            if record and isinstance(s, Assign) and s.target in taped:
                 em.line(f"if {record} < {em.options.tape_size}:")
                 em.line(f"    {tape_name(em, s.target)}[{record}] = {s.target}")
 

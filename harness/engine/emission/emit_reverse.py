@@ -3,7 +3,7 @@ adjoint in reverse order through the emitter registered for its kind (emit_adjoi
 control flow mirrored (reverse sweep). Functions over the emit state (emit_state.py)."""
 from __future__ import annotations
 
-from harness.engine.emission import coarsen, emit_adjoints, emit_extrema, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform
+from harness.engine.emission import coarsen, emit_adjoints, emit_extrema, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform, replay_needs
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.emission.emit_uniform import uniform_slots
 from harness.engine.analyses.lane_groups import lane_group_reads
@@ -105,6 +105,10 @@ def reverse_function_body(em: EmitState, device: bool, fname: str = ""):
     if not device:
         em.uniform = uniform_slots(em.ir, em.diff_arrays, em.sig.owned)
     if em.has_loops:
+        # a gathered adjoint reads its readers' values in ways the analysis does not follow
+        em.replay_needs = None if em.sig.gather else replay_needs.needed(em, emit_adjoints.statement_kind,
+                                                                            emit_adjoints.operand_partials)
+        em.block_tape = set() if device else emit_loops.block_taped_registers(em)   # callers' threads unknown
         emit_loops.tape_declarations(em, em.ir.body)
     emit_extrema.count_start(em)
     actives = emit_primal.active_scalars(em)
