@@ -25,7 +25,7 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
-  `t: T` (no value), `assert c, msg`             -> removed (see ASSERTS)
+  `t: T` (no value), `assert c, msg`, `raise E`  -> removed (see ASSERTS)
   `print(...)` as a statement                    -> removed (see PRINTS)
   `a = b = v` (a a name no other target reads)   -> `a = v` then `b = a`
   `if C:` / `x if C else y`, C a constant        -> the branch C selects (see BRANCHES)
@@ -45,7 +45,9 @@ keeps that meaning: the engine's primal launch is numba's own compile of the ker
 primal reference runs it through numba too). The derivative kernels do not check asserts: they
 differentiate the kernel on inputs where its assertions hold, and an assert contributes nothing
 to a derivative. (Kernels whose primal the engine generates, harness/engine/rules/libm.py and nested
-autodiff, drop the check as well.)
+autodiff, drop the check as well.) A `raise` statement is the same check made by hand (`if bad:
+raise BoundsError` is `assert not bad`): numba.cuda compiles it to end the thread in the same way,
+so it is removed in the same way.
 
 BRANCHES: numba prunes a branch whose condition is a constant (a literal, a module constant, a local
 bound once to a constant) before it types the function, so the other side never exists in the
@@ -227,6 +229,9 @@ class _Normalise(ast.NodeTransformer):
     # -- statements
     def visit_Assert(self, node):
         return None                               # see ASSERTS in the module docstring
+
+    def visit_Raise(self, node):
+        return None                               # an assert written by hand: see ASSERTS
 
     def visit_AnnAssign(self, node):
         if node.value is None:
