@@ -30,8 +30,15 @@ def array_binding_block(st: LoweringState, s, rest: list, out) -> bool:
     whose branches only bind names to arrays (array_binding_branches)."""
     if array_binding_branches(st, s):
         cond = expression(st, s.test, out)
-        if_stmt(st, cond, lambda o: o.extend(block(st, s.body + rest)),
-                lambda o: o.extend(block(st, s.orelse + rest)), out)
+        before = dict(st.arrays), dict(st.views), dict(st.expired)
+
+        def branch(stmts):
+            def lower(o):           # each branch starts from the bindings before the `if`
+                st.arrays, st.views, st.expired = (dict(d) for d in before)
+                o.extend(block(st, stmts + rest))
+            return lower
+        if_stmt(st, cond, branch(s.body), branch(s.orelse), out)
+        st.arrays, st.views, st.expired = before
         return True
     if not array_binding(st, s):
         return False
@@ -81,10 +88,9 @@ def bind_array(st: LoweringState, s, rest: list, out) -> None:
             return lower
         if_stmt(st, cond, choice(value.body), choice(value.orelse), out)
     st.arrays, st.views = saved, saved_views
-    if name not in saved:           # a rebinding inside another binding's block restores that one
-        st.arrays.pop(name, None)
-        st.views.pop(name, None)
-        st.expired[name] = s.lineno
+    st.arrays.pop(name, None)
+    st.views.pop(name, None)
+    st.expired[name] = s.lineno
 
 
 @lowers(ast.Assign)
