@@ -51,3 +51,12 @@ def reversed_views(out, x, w):
         r = x[::-1]
         down = x[x.shape[0] - 2::-2]
         out[i] = r[i] * weighted_first(down, w) + r[-1] + len(down)
+
+
+@cuda.jit
+def numpy_float64_constant(out, x):
+    """Only a numpy float64 module constant (`np.arccos(-1.0)`): its repr, `np.float64(...)`, was
+    written into generated kernels, which do not import np (a NameError, an engine crash)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i] * x[i] * PI64
