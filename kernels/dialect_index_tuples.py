@@ -38,3 +38,12 @@ def tuple_augmented(out, a):
     if i < a.shape[0]:
         pos = (i, i % 2)
         out[pos] += a[i] * a[i]
+
+
+@cuda.jit
+def tuple_atomic_index(hist, a):
+    """The tuple as the index of an atomic add (Candies' dedispersion writes the tuple in the call)."""
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        at = (i % 3, i // 3 % 2)
+        cuda.atomic.add(hist, at, a[i] * a[i])

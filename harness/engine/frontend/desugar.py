@@ -23,7 +23,7 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
     (s bound once, a an array name never rebound: s is the shape itself, and its binding goes)
   `len(a.shape)`                                 -> `a.ndim`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
-  `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index)
+  `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index or an atomic's index)
                                                  -> `p__0 = x`, `p__1 = y` ... `a[p__0, p__1]`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
@@ -410,7 +410,8 @@ def _split_index_tuples(fn: ast.FunctionDef, local: set[str]) -> None:
             k = len(up.value.elts) if ok else None
             width[n.id] = k if width.get(n.id, k) == k else None
         elif isinstance(n.ctx, ast.Load):
-            read[n.id] = read.get(n.id, True) and isinstance(up, ast.Subscript) and up.slice is n
+            read[n.id] = read.get(n.id, True) and (isinstance(up, ast.Subscript) and up.slice is n
+                                                   or _atomic_index(up) is n)
         else:
             width[n.id] = None
     split = {name: k for name, k in width.items() if k and read.get(name)
@@ -427,16 +428,34 @@ def _split_index_tuples(fn: ast.FunctionDef, local: set[str]) -> None:
                         for i, e in enumerate(node.value.elts)]
             return node
 
+        def components(self, node):
+            return _at(ast.Tuple([_at(ast.Name(f"{node.id}__{i}", ast.Load()), node)
+                                  for i in range(split[node.id])], ast.Load()), node)
+
         def visit_Subscript(self, node):
             self.generic_visit(node)
             if isinstance(node.slice, ast.Name) and node.slice.id in split:
-                name = node.slice.id
-                node.slice = _at(ast.Tuple([_at(ast.Name(f"{name}__{i}", ast.Load()), node.slice)
-                                            for i in range(split[name])], ast.Load()), node.slice)
+                node.slice = self.components(node.slice)
+            return node
+
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            index = _atomic_index(node)
+            if isinstance(index, ast.Name) and index.id in split:
+                node.args[1] = self.components(index)
             return node
 
     Split().visit(fn)
     local.update(f"{name}__{i}" for name, k in split.items() for i in range(k))
+
+
+def _atomic_index(node):
+    """The index argument of `cuda.atomic.add(a, index, v)` (any op, any spelling of the module
+    path ending in `atomic.<op>`), or None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) >= 2 \
+            and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "atomic":
+        return node.args[1]
+    return None
 
 
 def _copy_module_arrays(fn: ast.FunctionDef, globals_, local) -> None:
