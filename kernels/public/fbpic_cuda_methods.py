@@ -21,7 +21,8 @@ PTX through cupy; cupy is not installed here, so `compile_cupy = cuda.jit` stand
 `c` and `e` come from scipy.constants, not installed here; their values (exact in SI since 2019) are
 written in place of the import. The device functions are defined in this file above the
 `cuda.jit(..., device=True, inline=True)` lines that upstream applies to them after importing them
-from their module. FBPIC's other kernels work on complex fields or particle sorting and are left out.
+from their module; a comment line `# ---- <path> ----` marks where each upstream file's part begins.
+FBPIC's other kernels work on complex fields or particle sorting and are left out.
 
 Redistribution and use in source and binary forms, with or without modification, are permitted
 provided that the following conditions are met: (1) Redistributions of source code must retain the
