@@ -291,11 +291,12 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
         return
     params = {p.name for p in ir.params if p.kind == "array"}
     written = {s.array: s for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    updates = own_element_updates(ir)
     ordered: dict[str, bool] = {}
     for s in walk(ir.body):
         if isinstance(s, Assign) and isinstance(s.expr, Load):
             a = s.expr.array
-            if a not in params or a not in written or a in owned:
+            if a not in params or a not in written or a in owned or id(s) in updates:
                 continue
             if a not in ordered:
                 ordered[a] = barrier_ordered(ir, launch, a)
@@ -306,6 +307,35 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
                     f"'{a}' is written ({at}) and read (line {s.line}) at indices that other "
                     "threads may share: a cross-thread write-after-read the reverse sweep cannot replay",
                     file=file_of(ir, s), line=s.line)
+
+
+def own_element_updates(ir: KernelIR) -> set[int]:
+    """ids of the reads that update an element in place: `a[k]` read, then written at the same
+    index atoms `k` by a store later in the same block with only assignments between (`a[k] += v`,
+    `a[k] *= f`, whatever k is: `wfp[b, sz, sx] += ...` at gathered positions). Another thread
+    could write a[k] only by racing with this thread's own store of it, a race in the primal that
+    the engine assumes away for every store; without one, the value read is the one this thread's
+    store replaces, and the reverse sweep replays the thread's own read."""
+    found: set[int] = set()
+
+    def visit(stmts):
+        for i, s in enumerate(stmts):
+            if isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, Loop):
+                visit(s.header)
+                visit(s.body)
+            elif isinstance(s, Assign) and isinstance(s.expr, Load):
+                for later in stmts[i + 1:]:
+                    if isinstance(later, Store) and later.array == s.expr.array and later.index == s.expr.index:
+                        found.add(id(s))
+                        break
+                    if not isinstance(later, Assign):
+                        break
+
+    visit(ir.body)
+    return found
 
 
 def check_shared_generator_states(ir: KernelIR, launch: LaunchShape) -> None:

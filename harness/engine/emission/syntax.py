@@ -31,6 +31,8 @@ _AXES = "xyz"
 
 def atom(a) -> str:
     if isinstance(a, Lit):
+        if hasattr(a.value, "item") and not isinstance(a.value, (bool, int)) and type(a.value) is not float:
+            a = Lit(a.value.item())       # a numpy scalar prints as np.float64(...), a name the module lacks
         if isinstance(a.value, float) and not math.isfinite(a.value):
             return "math.inf" if a.value > 0 else ("-math.inf" if a.value < 0 else "math.nan")
         return repr(a.value)

@@ -23,9 +23,11 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
     (s bound once, a an array name never rebound: s is the shape itself, and its binding goes)
   `len(a.shape)`                                 -> `a.ndim`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
+  `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index or an atomic's index)
+                                                 -> `p__0 = x`, `p__1 = y` ... `a[p__0, p__1]`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
-  `t: T` (no value), `assert c, msg`             -> removed (see ASSERTS)
+  `t: T` (no value), `assert c, msg`, `raise E`  -> removed (see ASSERTS)
   `print(...)` as a statement                    -> removed (see PRINTS)
   `a = b = v` (a a name no other target reads)   -> `a = v` then `b = a`
   `if C:` / `x if C else y`, C a constant        -> the branch C selects (see BRANCHES)
@@ -45,7 +47,9 @@ keeps that meaning: the engine's primal launch is numba's own compile of the ker
 primal reference runs it through numba too). The derivative kernels do not check asserts: they
 differentiate the kernel on inputs where its assertions hold, and an assert contributes nothing
 to a derivative. (Kernels whose primal the engine generates, harness/engine/rules/libm.py and nested
-autodiff, drop the check as well.)
+autodiff, drop the check as well.) A `raise` statement is the same check made by hand (`if bad:
+raise BoundsError` is `assert not bad`): numba.cuda compiles it to end the thread in the same way,
+so it is removed in the same way.
 
 BRANCHES: numba prunes a branch whose condition is a constant (a literal, a module constant, a local
 bound once to a constant) before it types the function, so the other side never exists in the
@@ -228,6 +232,9 @@ class _Normalise(ast.NodeTransformer):
     def visit_Assert(self, node):
         return None                               # see ASSERTS in the module docstring
 
+    def visit_Raise(self, node):
+        return None                               # an assert written by hand: see ASSERTS
+
     def visit_AnnAssign(self, node):
         if node.value is None:
             return None                           # a declaration: no value, no effect
@@ -336,6 +343,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict) -> ast.FunctionDef:
     new = copy.deepcopy(tree)
     local = local_names(tree)
     _inline_shape_names(new)
+    _split_index_tuples(new, local)
     out = _Normalise(globals_, local).visit(new)
     _copy_module_arrays(out, globals_, local)
     _hoist_shared(out, globals_, local)
@@ -381,6 +389,73 @@ def _inline_shape_names(fn: ast.FunctionDef) -> None:
                 return _at(ast.Attribute(ast.Name(shapes[node.id][1], ast.Load()), "shape", ast.Load()), node)
             return node
     Inline().visit(fn)
+
+
+def _split_index_tuples(fn: ast.FunctionDef, local: set[str]) -> None:
+    """`pos = (x, y)` then `out[pos]`: a name bound only to tuples of n values and read only as a
+    whole index is n names, one per component (`pos__0 = x`, `pos__1 = y`, `out[pos__0, pos__1]`).
+    numba keeps the tuple as a value; the lowering reads indices by component. Each binding still
+    evaluates its components in order, once, where it stood, so every read sees the same values."""
+    params = {a.arg for a in fn.args.args}
+    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    width: dict[str, int | None] = {}
+    read: dict[str, bool] = {}
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Name) or n.id in params:
+            continue
+        up = parents.get(id(n))
+        if isinstance(n.ctx, ast.Store):
+            ok = (isinstance(up, ast.Assign) and up.targets == [n] and isinstance(up.value, ast.Tuple)
+                  and not any(isinstance(e, ast.Starred) for e in up.value.elts))
+            k = len(up.value.elts) if ok else None
+            width[n.id] = k if width.get(n.id, k) == k else None
+        elif isinstance(n.ctx, ast.Load):
+            read[n.id] = read.get(n.id, True) and (isinstance(up, ast.Subscript) and up.slice is n
+                                                   or _atomic_index(up) is n)
+        else:
+            width[n.id] = None
+    split = {name: k for name, k in width.items() if k and read.get(name)
+             and not any(f"{name}__{i}" in local for i in range(k))}
+    if not split:
+        return
+
+    class Split(ast.NodeTransformer):
+        def visit_Assign(self, node):
+            self.generic_visit(node)
+            target = node.targets[0]
+            if len(node.targets) == 1 and isinstance(target, ast.Name) and target.id in split:
+                return [_at(ast.Assign([ast.Name(f"{target.id}__{i}", ast.Store())], e), node)
+                        for i, e in enumerate(node.value.elts)]
+            return node
+
+        def components(self, node):
+            return _at(ast.Tuple([_at(ast.Name(f"{node.id}__{i}", ast.Load()), node)
+                                  for i in range(split[node.id])], ast.Load()), node)
+
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            if isinstance(node.slice, ast.Name) and node.slice.id in split:
+                node.slice = self.components(node.slice)
+            return node
+
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            index = _atomic_index(node)
+            if isinstance(index, ast.Name) and index.id in split:
+                node.args[1] = self.components(index)
+            return node
+
+    Split().visit(fn)
+    local.update(f"{name}__{i}" for name, k in split.items() for i in range(k))
+
+
+def _atomic_index(node):
+    """The index argument of `cuda.atomic.add(a, index, v)` (any op, any spelling of the module
+    path ending in `atomic.<op>`), or None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) >= 2 \
+            and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "atomic":
+        return node.args[1]
+    return None
 
 
 def _copy_module_arrays(fn: ast.FunctionDef, globals_, local) -> None:

@@ -10,11 +10,11 @@ import math
 import numpy as np
 
 from harness.engine.frontend import views
-from harness.engine.frontend.source import resolve_global
+from harness.engine.frontend.source import constant as constant_value, resolve_global
 from harness.engine.ir.ssa import Lit, Load, Prim, Special
 from harness.engine.frontend.lower_branches import if_stmt
 from harness.engine.frontend.lower_dispatch import expression, lower_expression, lowers
-from harness.engine.frontend.lower_resolve import dotted, literal_int
+from harness.engine.frontend.lower_resolve import dotted, literal_int, user_module_attribute
 from harness.engine.frontend.lower_state import LoweringState
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
@@ -120,9 +120,11 @@ def name_atom(st: LoweringState, node, out=None):
         obj = resolve_global(st.src, name)
     except KeyError:
         raise st.err(node, f"name '{name}' is not defined") from None
-    if isinstance(obj, (bool, int, float)) and not isinstance(obj, type):
+    if isinstance(obj, (bool, int, float)) and not isinstance(obj, (type, np.generic)):
         return Lit(obj)                   # module-level constants are folded
-    if isinstance(obj, (np.floating, np.integer, np.bool_)) and out is not None:
+    if isinstance(obj, (np.float64, np.int64, np.bool_)):
+        return Lit(obj.item())            # `M_PI = np.arccos(-1)`: numba types it as the Python number
+    if isinstance(obj, (np.floating, np.integer)) and out is not None:
         # a numpy scalar (`eps = np.float32(1e-6)`): numba folds it as a constant of its own dtype,
         # so a float32 constant keeps float32 arithmetic around it
         kind = np.dtype(type(obj)).name
@@ -256,10 +258,10 @@ def _row(elts) -> bool:
 def _slice_step(st: LoweringState, e: ast.Slice, node) -> int:
     if e.step is None:
         return 1
-    step = literal_int(st, e.step) if isinstance(e.step, ast.Constant) else None
-    if not isinstance(step, int) or step <= 0:
-        raise st.err(node, f"`{ast.unparse(node)}`: a slice's step must be a positive integer literal here "
-                     "(a run-time or negative step, which reverses the view, is not supported yet)")
+    step = constant_value(st.src, e.step)           # `::2`, `::-1`, `::STRIDE`
+    if type(step) is not int or step == 0:
+        raise st.err(node, f"`{ast.unparse(node)}`: a slice's step must be a nonzero integer constant here "
+                     "(a run-time step is not supported yet)")
     return step
 
 
@@ -341,6 +343,11 @@ def attribute(st: LoweringState, node, out):
             return Lit(32)
         if kind == "cuda" and len(parts) == 2 and parts[0] in _INDEX_ATTRS and parts[1] in "xyz":
             return st.emit_assign(out, st.temp(), Special(f"{_INDEX_ATTRS[parts[0]]}.{parts[1]}"))
-        if kind in ("math", "numpy") and len(parts) == 1 and parts[0] in ("pi", "e", "inf"):
-            return Lit(getattr(math, parts[0]))
+        if kind in ("math", "numpy") and len(parts) == 1 and type(getattr(d[2], parts[0], None)) is float:
+            return Lit(getattr(d[2], parts[0]))     # pi, e, inf, nan, tau, euler_gamma as numba folds them
+    value = user_module_attribute(st, node)
+    if isinstance(value, (np.float64, np.int64, np.bool_)):
+        value = value.item()
+    if type(value) in (bool, int, float):           # `config.THRESHOLD` of another module: a constant to numba
+        return Lit(value)
     raise st.err(node, f"attribute `{ast.unparse(node)}` is not supported in a kernel")

@@ -6,6 +6,7 @@ lowers nothing.
 from __future__ import annotations
 
 import ast
+import types
 
 from harness.engine.frontend.source import FUNCTIONS, module_kind, python_function, resolve_global
 from harness.engine.frontend.lower_local_functions import ConditionalFunction
@@ -21,14 +22,15 @@ def resolve_call(st: LoweringState, node):
     if isinstance(f, ast.Attribute):
         d = dotted(st, f)
         if d is None:
-            return None
-        kind, parts, mod = d
-        if kind == "cuda":
-            drawn = random_function(_attribute_object(st, f))   # `cuda.random.xoroshiro128p_uniform_float32(...)`
-            return ("random", drawn) if drawn else ("cuda", "cuda." + ".".join(parts))
-        obj = mod
-        for p in parts:
-            obj = getattr(obj, p, None)
+            obj = user_module_attribute(st, f)      # `formal_integral_cuda.calculate_z_cuda(...)`
+        else:
+            kind, parts, mod = d
+            if kind == "cuda":
+                drawn = random_function(_attribute_object(st, f))   # `cuda.random.xoroshiro128p_uniform_float32(...)`
+                return ("random", drawn) if drawn else ("cuda", "cuda." + ".".join(parts))
+            obj = mod
+            for p in parts:
+                obj = getattr(obj, p, None)
     elif isinstance(f, ast.Name):
         if f.id in st.env or f.id in st.arrays:
             return None
@@ -84,6 +86,20 @@ def _attribute_object(st: LoweringState, node):
     """The object a dotted name (`numba.cuda.random.f`) names in the kernel's module, or None."""
     base = _dotted_base(st, node)
     if base is None:
+        return None
+    obj, parts = base
+    for p in parts:
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def user_module_attribute(st: LoweringState, node):
+    """What `module.name` names when `module` is another Python module the kernel's module imported
+    (`import pkg.formal_integral_cuda as formal_integral_cuda`, `from . import core`): numba resolves
+    such attributes when it compiles, as it does the module's own globals. None when the base is not
+    a module, or is one of the modules the lowering knows by name (cuda, math, numpy, numba)."""
+    base = _dotted_base(st, node)
+    if base is None or not isinstance(base[0], types.ModuleType) or module_kind(base[0]) is not None:
         return None
     obj, parts = base
     for p in parts:

@@ -26,11 +26,32 @@ def _array_valued(st: LoweringState, node) -> bool:
 
 @lowers_rest_of_block
 def array_binding_block(st: LoweringState, s, rest: list, out) -> bool:
-    """A name bound to an array takes over the rest of its block (bind_array)."""
+    """A name bound to an array takes over the rest of its block (bind_array); so does an `if`
+    whose branches only bind names to arrays (array_binding_branches)."""
+    if array_binding_branches(st, s):
+        cond = expression(st, s.test, out)
+        before = dict(st.arrays), dict(st.views), dict(st.expired)
+
+        def branch(stmts):
+            def lower(o):           # each branch starts from the bindings before the `if`
+                st.arrays, st.views, st.expired = (dict(d) for d in before)
+                o.extend(block(st, stmts + rest))
+            return lower
+        if_stmt(st, cond, branch(s.body), branch(s.orelse), out)
+        st.arrays, st.views, st.expired = before
+        return True
     if not array_binding(st, s):
         return False
     bind_array(st, s, rest, out)
     return True
+
+
+def array_binding_branches(st: LoweringState, s) -> bool:
+    """`if j % 2 == 0: out = even; inp = odd` / `else: out = odd; inp = even` (STUMPY's ping-pong
+    of its distance arrays): the statement form of `out = even if c else odd`. The rest of the block
+    is lowered once per branch, after that branch's bindings, as bind_array does for the expression."""
+    return isinstance(s, ast.If) and bool(s.body) and all(
+        array_binding(st, b) for b in s.body + s.orelse)
 
 
 def array_binding(st: LoweringState, s) -> bool:

@@ -27,7 +27,7 @@ from harness.engine.ir.ssa import Lit, Prim, Special
 @dataclass(frozen=True)
 class Window:
     """A sliced dimension of a view: view index k is array index start + k * step, for
-    0 <= k < extent (start, extent: atoms; step: a positive int)."""
+    0 <= k < extent (start, extent: atoms; step: a nonzero int, negative for `a[::-1]`)."""
     start: object
     extent: object
     step: int = 1
@@ -89,14 +89,22 @@ def wrap(st, k, length, out):
 
 
 def window(st, base: Window | None, size, lower, upper, step: int, out) -> Window:
-    """The window `lower:upper:step` (atoms or None; step > 0) of a dimension `size` long that
-    is itself `base` of the array (None: the whole dimension), with Python's bound rules."""
-    lo = Lit(0) if lower is None else _clamp(st, wrap(st, lower, size, out), size, out)
-    hi = size if upper is None else _clamp(st, wrap(st, upper, size, out), size, out)
-    span = hi if isinstance(lo, Lit) and lo.value == 0 else _emit(st, out, "sub", hi, lo)
-    if step != 1:                                  # ceil(span / step) elements
-        span = _emit(st, out, "floordiv", _emit(st, out, "add", span, Lit(step - 1)), Lit(step))
-    extent = span if lower is None and upper is None and step == 1 else _emit(st, out, "max", span, Lit(0))
+    """The window `lower:upper:step` (atoms or None; step a nonzero int) of a dimension `size`
+    long that is itself `base` of the array (None: the whole dimension), with Python's bound rules
+    (slice.indices): a negative step walks down from `lower` (default the last index) to above
+    `upper` (default: past index 0), both clamped to -1 .. size - 1."""
+    if step < 0:
+        last = _emit(st, out, "sub", size, Lit(1))
+        lo = last if lower is None else _clamp(st, wrap(st, lower, size, out), last, out, floor=-1)
+        hi = Lit(-1) if upper is None else _clamp(st, wrap(st, upper, size, out), last, out, floor=-1)
+        span = _emit(st, out, "sub", lo, hi)
+    else:
+        lo = Lit(0) if lower is None else _clamp(st, wrap(st, lower, size, out), size, out)
+        hi = size if upper is None else _clamp(st, wrap(st, upper, size, out), size, out)
+        span = hi if isinstance(lo, Lit) and lo.value == 0 else _emit(st, out, "sub", hi, lo)
+    if abs(step) != 1:                             # ceil(span / |step|) elements
+        span = _emit(st, out, "floordiv", _emit(st, out, "add", span, Lit(abs(step) - 1)), Lit(abs(step)))
+    extent = span if lower is None and upper is None and abs(step) == 1 else _emit(st, out, "max", span, Lit(0))
     if base is None:
         return Window(lo, extent, step)
     start = lo if base.step == 1 else _emit(st, out, "mul", lo, Lit(base.step))
@@ -105,8 +113,8 @@ def window(st, base: Window | None, size, lower, upper, step: int, out) -> Windo
     return Window(start, extent, base.step * step)
 
 
-def _clamp(st, x, size, out):
-    return _emit(st, out, "min", _emit(st, out, "max", x, Lit(0)), size)
+def _clamp(st, x, size, out, floor: int = 0):
+    return _emit(st, out, "min", _emit(st, out, "max", x, Lit(floor)), size)
 
 
 def _emit(st, out, op, *args):
