@@ -20,7 +20,7 @@ from harness.engine.emission import emit_extrema, emit_loop_jacobian, emit_paral
 from harness.engine.emission.emit_plain_loops import assigned_in, carry_moves, loop_head, register_only, registers, rerun_block
 from harness.engine.analyses.barriers import thread_dependent_values
 from harness.engine.emission.emit_state import EmitState
-from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Store
+from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, If, Loop, Store, walk
 from harness.engine.emission.syntax import atom
 from harness.engine.ir.types import is_float
 
@@ -106,6 +106,7 @@ def log_name(name: str) -> str:
 
 
 LOG_POSITION = "_lc"     # the value log's next entry (activity.mark_taped_loads: logged values)
+LOG_OVERRUN = "_lover"   # this thread's values outran the log: its replays would read no values of its own
 
 
 def log_position_tape(s: Loop) -> str:
@@ -163,6 +164,7 @@ def loop_sweep(em: EmitState, s: Loop, stores: bool):
     em.line(f"{n} = 0")
     if s.log_root and stores:
         em.line(f"{LOG_POSITION} = 0")
+        em.line(f"{LOG_OVERRUN} = False")
     loop_head(em, s)
     em.depth += 1
     if s.logged:               # where this iteration's logged values start, for its reverse replay
@@ -306,6 +308,7 @@ def logged_value(em: EmitState, s, stores: bool, record: str | None, loop: Loop)
         em.line(f"    {log_name(s.target)}[{LOG_POSITION}] = {s.target}")
         em.line("else:")
         em.line(f"    {em.prefix}tape_overflow[0] = {loop.line}")
+        em.line(f"    {LOG_OVERRUN} = True")
     else:                          # past the log's end the launch is refused (the flag above)
         em.line(f"{s.target} = {log_name(s.target)}[min({LOG_POSITION}, {size - 1})]")
     em.line(f"{LOG_POSITION} += 1")
@@ -329,7 +332,13 @@ def reverse_loop(em: EmitState, s: Loop):
     if s.replayed_shared:
         # the replay overwrites the shared tiles; other threads may still read the last one
         em.barrier(em.comment_line(s.line) + " (before the tiles are replayed)")
-    em.line(f"for {r} in range(min({n}, {em.options.tape_size}) - 1, -1, -1):" + em.comment_line(s.line))
+    trips = f"min({n}, {em.options.tape_size})"
+    if s.logged and not any(isinstance(t, Barrier) for t in walk(list(s.header) + list(s.body))):
+        # a thread whose values outran the log would replay with stale ones (indices among them:
+        # a fault); its launch is refused anyway, so it replays nothing. A loop with barriers runs
+        # every iteration in every thread of the block
+        trips = f"(0 if {LOG_OVERRUN} else {trips})"
+    em.line(f"for {r} in range({trips} - 1, -1, -1):" + em.comment_line(s.line))
     em.depth += 1
     tape = em.emitters["tape-index"](em, s)
     restore_registers(em, s, tape)
