@@ -202,7 +202,7 @@ def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str])
 # ----------------------------------------------------------------------------- index ownership
 
 
-from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, check_shared_generator_states, owned_arrays  # noqa: E402  (index sets)
+from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, check_shared_generator_states, check_stores_every_thread_makes, owned_arrays  # noqa: E402  (index sets)
 
 
 def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
@@ -317,4 +317,5 @@ def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: s
     check_shared_generator_states(ir, launch)
     if mode == "reverse":
         check_cross_thread_war(ir, launch, owned)
+        check_stores_every_thread_makes(ir, launch, {a for a, act in activity.items() if act in DIFFERENTIABLE})
     return Analysis(activity, varied, owned if mode == "reverse" else set())

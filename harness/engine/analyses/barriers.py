@@ -41,11 +41,11 @@ THREAD_SPECIALS = ("tid.", "grid.", "laneid")
 THREAD_OPS = ("shfl", "shfl_up", "shfl_down", "shfl_xor")
 
 
-def _varies(expr, varying: set[str], specials: tuple = THREAD_SPECIALS) -> bool:
+def _varies(expr, varying: set[str], specials: tuple = THREAD_SPECIALS, read_only: frozenset = frozenset()) -> bool:
     if isinstance(expr, Special):
         return expr.name.startswith(specials)
-    if isinstance(expr, Load):
-        return True
+    if isinstance(expr, Load):      # an array the kernel never writes holds one value per index
+        return expr.array not in read_only or any(_atom_varies(a, varying) for a in expr.index)
     if isinstance(expr, Prim):
         if expr.op in THREAD_OPS or "random" in expr.op or "xoroshiro" in expr.op:
             return True
@@ -57,15 +57,18 @@ def _atom_varies(a, varying: set[str]) -> bool:
     return not isinstance(a, Lit) and a in varying
 
 
-def thread_dependent_values(ir: KernelIR, device: bool = False, specials: tuple = THREAD_SPECIALS) -> set[str]:
+def thread_dependent_values(ir: KernelIR, device: bool = False, specials: tuple = THREAD_SPECIALS,
+                            read_only: frozenset = frozenset()) -> set[str]:
     """The SSA values that may differ between the threads of one block. A device function's
     scalar parameters count as thread-dependent (its call sites are not known here). `specials`:
     the launch indices that differ between the threads compared (by default every thread index;
-    fewer to ask which values differ only along some axes)."""
+    fewer to ask which values differ only along some axes). `read_only`: arrays the kernel never
+    writes, whose loads at indices every thread computes alike are alike too (by default every load
+    counts as thread-dependent)."""
     varying: set[str] = {p.name for p in ir.params if p.kind == "scalar"} if device else set()
     while True:
         before = len(varying)
-        _visit(ir.body, None, varying, specials=specials)
+        _visit(ir.body, None, varying, specials=specials, read_only=read_only)
         if len(varying) == before:
             return varying
 
@@ -76,13 +79,14 @@ def _loop_varies(s: Loop, varying: set[str]) -> bool:
     return _atom_varies(s.cond, varying)
 
 
-def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tuple = THREAD_SPECIALS):
+def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tuple = THREAD_SPECIALS,
+           read_only: frozenset = frozenset()):
     """One pass over `stmts`, growing `varying`. `why` is None in a block-uniform context, else
     the outermost construct that makes it thread-dependent; refuse(barrier, why) is called for a
     barrier in such a context."""
     for s in stmts:
         if isinstance(s, Assign):
-            if why is not None or _varies(s.expr, varying, specials):
+            if why is not None or _varies(s.expr, varying, specials, read_only):
                 varying.add(s.target)
         elif isinstance(s, Atomic):
             if s.target:
@@ -92,8 +96,8 @@ def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tup
         elif isinstance(s, If):
             inner = why or (f"the condition at line {s.line} depends on the thread"
                             if _atom_varies(s.cond, varying) else None)
-            _visit(s.body, inner, varying, refuse, specials)
-            _visit(s.orelse, inner, varying, refuse, specials)
+            _visit(s.body, inner, varying, refuse, specials, read_only)
+            _visit(s.orelse, inner, varying, refuse, specials, read_only)
             for target, then, other in s.phis:
                 if inner is not None or _atom_varies(then, varying) or _atom_varies(other, varying):
                     varying.add(target)
@@ -101,8 +105,8 @@ def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tup
             trip = "its condition" if s.kind == "while" else "its range"
             inner = why or (f"the loop at line {s.line} runs a thread-dependent number of times ({trip} depends "
                             "on the thread)" if _loop_varies(s, varying) else None)
-            _visit(s.header, inner, varying, refuse, specials)
-            _visit(s.body, inner, varying, refuse, specials)
+            _visit(s.header, inner, varying, refuse, specials, read_only)
+            _visit(s.body, inner, varying, refuse, specials, read_only)
             for reg, end in s.carried:
                 if inner is not None or _atom_varies(end, varying):
                     varying.add(reg)

@@ -315,7 +315,10 @@ def own_element_updates(ir: KernelIR) -> set[int]:
     `a[k] *= f`, whatever k is: `wfp[b, sz, sx] += ...` at gathered positions). Another thread
     could write a[k] only by racing with this thread's own store of it, a race in the primal that
     the engine assumes away for every store; without one, the value read is the one this thread's
-    store replaces, and the reverse sweep replays the thread's own read."""
+    store replaces, and the reverse sweep replays the thread's own read. Not inside a dynamic
+    loop: there another thread may update the same element in another iteration (a stride of
+    half the grid, a block stride), unordered by anything, and which update read which value is
+    the launch's schedule; the ownership analysis decides those."""
     found: set[int] = set()
 
     def visit(stmts):
@@ -323,9 +326,6 @@ def own_element_updates(ir: KernelIR) -> set[int]:
             if isinstance(s, If):
                 visit(s.body)
                 visit(s.orelse)
-            elif isinstance(s, Loop):
-                visit(s.header)
-                visit(s.body)
             elif isinstance(s, Assign) and isinstance(s.expr, Load):
                 for later in stmts[i + 1:]:
                     if isinstance(later, Store) and later.array == s.expr.array and later.index == s.expr.index:
@@ -336,6 +336,60 @@ def own_element_updates(ir: KernelIR) -> set[int]:
 
     visit(ir.body)
     return found
+
+
+def check_stores_every_thread_makes(ir: KernelIR, launch: LaunchShape, differentiable: set[str]) -> None:
+    """Reverse mode: refuse a store to an element of a differentiable array that every thread of
+    the launch (or of a block) makes, at an index the same for all of them and with no guard that
+    leaves one thread storing (TARDIS's populate_z run by six threads). The primal races even when
+    every thread stores the same value, and the reverse would take the element's cotangent once
+    per thread: on a GPU they all read it before any of them zeroes it (found on the H200: six
+    times the gradient; the simulator's threads happened to take turns)."""
+    if not launch.dims:
+        return
+    forms = affine_forms(ir)
+
+    def refuse(s):
+        raise UnsupportedError(
+            f"every thread stores to the same element '{s.array}[{', '.join(map(str, s.index))}]' of a "
+            "differentiable array: the primal races (even with equal values), and the reverse sweep would "
+            "take the element's cotangent once per thread; let one thread store it (e.g. under "
+            "`if cuda.grid(1) == 0:`)", file=file_of(ir, s), line=s.line)
+
+    def check(s, pins):
+        if isinstance(s, Store) and s.array in differentiable and not pins:
+            index = [_form_of(a, forms) for a in s.index]
+            if all(f is not None and not any(part in THREAD_SYMBOLS for k in f for part in k.split("*"))
+                   for f in index):
+                refuse(s)
+
+    visit_guarded(ir, forms, check, ir.entry_pins)
+    if launch.block_dims and not ir.entry_pins and ir.param_forms is None:
+        written = {t.array for t in walk(ir.body) if isinstance(t, (Store, Atomic))}
+        read_only = frozenset(p.name for p in ir.params if p.kind == "array" and p.name not in written)
+        _visit_block_uniform(ir, lambda t: isinstance(t, Store) and t.array in differentiable, refuse, read_only)
+
+
+def _visit_block_uniform(ir: KernelIR, selected, refuse, read_only: frozenset = frozenset()) -> None:
+    """refuse(s) for the first statement `selected` picks whose index every thread of a block
+    computes alike (blockIdx, a uniform loop's counter, a scalar argument:
+    barriers.thread_dependent_values) and that every thread of the block reaches (no
+    thread-dependent condition or trip count around it)."""
+    varying = thread_dependent_values(ir, read_only=read_only)
+
+    def visit(stmts):
+        for s in stmts:
+            if selected(s) and not any(isinstance(a, str) and a in varying for a in s.index):
+                refuse(s)
+            if isinstance(s, If) and not (isinstance(s.cond, str) and s.cond in varying):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, Loop) and not any(isinstance(a, str) and a in varying
+                                                 for a in (s.start, s.stop, s.cond)):
+                visit(s.header)
+                visit(s.body)
+
+    visit(ir.body)
 
 
 def check_shared_generator_states(ir: KernelIR, launch: LaunchShape) -> None:
@@ -367,26 +421,13 @@ def check_shared_generator_states(ir: KernelIR, launch: LaunchShape) -> None:
 
 
 def _refuse_block_uniform_draws(ir: KernelIR) -> None:
-    """A draw at an index that every thread of a block computes alike (blockIdx, a loop counter of
-    a uniform loop, a scalar argument: barriers.thread_dependent_values), reached by every thread
-    of the block (no thread-dependent condition or trip count around it): the block's threads race
-    to advance one state."""
-    varying = thread_dependent_values(ir)
+    """A draw at an index that every thread of a block computes alike, reached by every thread of
+    the block (_visit_block_uniform): the block's threads race to advance one state."""
+    def refuse(s):
+        raise UnsupportedError(
+            f"every thread of a block draws from the same generator state '{s.array}[{', '.join(map(str, s.index))}]' "
+            "(its index is the same in all of them): the threads race to advance it, so the numbers each one "
+            "gets depend on the order in which they arrive; give each thread its own state "
+            "(e.g. states[cuda.grid(1)])", file=file_of(ir, s), line=s.line)
 
-    def visit(stmts):
-        for s in stmts:
-            if isinstance(s, Draw) and not any(isinstance(a, str) and a in varying for a in s.index):
-                raise UnsupportedError(
-                    f"every thread of a block draws from the same generator state '{s.array}[{', '.join(map(str, s.index))}]' "
-                    "(its index is the same in all of them): the threads race to advance it, so the numbers each one "
-                    "gets depend on the order in which they arrive; give each thread its own state "
-                    "(e.g. states[cuda.grid(1)])", file=file_of(ir, s), line=s.line)
-            if isinstance(s, If) and not (isinstance(s.cond, str) and s.cond in varying):
-                visit(s.body)
-                visit(s.orelse)
-            elif isinstance(s, Loop) and not any(isinstance(a, str) and a in varying
-                                                 for a in (s.start, s.stop, s.cond)):
-                visit(s.header)
-                visit(s.body)
-
-    visit(ir.body)
+    _visit_block_uniform(ir, lambda t: isinstance(t, Draw), refuse)
