@@ -317,5 +317,7 @@ def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: s
     check_shared_generator_states(ir, launch)
     if mode == "reverse":
         check_cross_thread_war(ir, launch, owned)
-        check_stores_every_thread_makes(ir, launch, {a for a, act in activity.items() if act in DIFFERENTIABLE})
+        private = {p.name for p in ir.local_arrays if p.kind == "local"}       # each thread's own
+        check_stores_every_thread_makes(ir, launch, {a for a, act in activity.items()
+                                                     if act in DIFFERENTIABLE and a not in private})
     return Analysis(activity, varied, owned if mode == "reverse" else set())

@@ -21,7 +21,8 @@ from harness.engine.frontend import lower_calls, lower_exprs, lower_inline, lowe
 from harness.engine.analyses.barriers import check_barriers
 from harness.engine.frontend.control import LIVE, RET, prepare_body  # noqa: F401  (LIVE: the flag's name, for tests and tools)
 from harness.engine.frontend.source import KernelSource
-from harness.engine.ir.ssa import KernelIR, Param
+from harness.engine.ir.ssa import Assign, If, KernelIR, Loop, Param, walk
+from harness.engine.analyses.activity import referenced_names
 from harness.engine.frontend.lower_dispatch import block
 from harness.engine.frontend.lower_state import LoweringState
 
@@ -38,4 +39,28 @@ def lower_kernel(src: KernelSource, params: list[Param], device: bool = False) -
     ir = KernelIR(src.name, src.file, params, body, st.types, returns=returns,
                   calls=st.calls, nested=st.nested, nodiff=st.nodiff, local_arrays=st.local_arrays)
     check_barriers(ir, device)          # only in block-uniform control flow
+    drop_unread_loop_variable_phis(ir)
     return ir
+
+
+def drop_unread_loop_variable_phis(ir: KernelIR) -> None:
+    """A branch whose loop binds a value only inside its body (the loop variable, or what the body
+    assigns) gives the `if` a phi of it, which nothing may read afterwards (the rest of a block
+    lowered once per branch: lower_stmts.py). Python 3.12's bytecode makes numba refuse such a phi
+    ('Variable i is not defined': the loop may run no iteration), so such a phi that nothing reads
+    is dropped."""
+    loop_variables = {s.var for s in walk(ir.body) if isinstance(s, Loop) and s.kind == "for" and s.var}
+    loop_variables |= {t.target for s in walk(ir.body) if isinstance(s, Loop)        # a range loop lowered
+                       for t in walk(list(s.header) + list(s.body)) if isinstance(t, Assign)}   # as a while
+    read = {r for r in ir.returns if isinstance(r, str)}
+    for s in walk(ir.body):             # what each statement itself reads, not its nested blocks
+        if isinstance(s, If):
+            read |= referenced_names([s.cond] + [src for phi in s.phis for src in phi[1:]])
+        elif isinstance(s, Loop):
+            read |= referenced_names([s.start, s.stop, s.cond] + [v for _, v in s.carried])
+        else:
+            read |= referenced_names(s)
+    for s in walk(ir.body):
+        if isinstance(s, If) and s.phis:
+            s.phis = [phi for phi in s.phis
+                      if phi[0] in read or not any(src in loop_variables for src in phi[1:] if isinstance(src, str))]
