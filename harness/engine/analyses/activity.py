@@ -317,7 +317,8 @@ def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: s
     check_shared_generator_states(ir, launch)
     if mode == "reverse":
         check_cross_thread_war(ir, launch, owned)
-        private = {p.name for p in ir.local_arrays if p.kind == "local"}       # each thread's own
+        # each thread's own local arrays, and the copies of constant arrays every thread makes alike
+        private = {p.name for p in ir.local_arrays if p.kind != "shared"}
         check_stores_every_thread_makes(ir, launch, {a for a, act in activity.items()
-                                                     if act in DIFFERENTIABLE and a not in private})
+                                                     if act in DIFFERENTIABLE and a not in private}, varied)
     return Analysis(activity, varied, owned if mode == "reverse" else set())

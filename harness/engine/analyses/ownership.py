@@ -338,13 +338,16 @@ def own_element_updates(ir: KernelIR) -> set[int]:
     return found
 
 
-def check_stores_every_thread_makes(ir: KernelIR, launch: LaunchShape, differentiable: set[str]) -> None:
-    """Reverse mode: refuse a store to an element of a differentiable array that every thread of
-    the launch (or of a block) makes, at an index the same for all of them and with no guard that
-    leaves one thread storing (TARDIS's populate_z run by six threads). The primal races even when
-    every thread stores the same value, and the reverse would take the element's cotangent once
-    per thread: on a GPU they all read it before any of them zeroes it (found on the H200: six
-    times the gradient; the simulator's threads happened to take turns)."""
+def check_stores_every_thread_makes(ir: KernelIR, launch: LaunchShape, differentiable: set[str],
+                                    varied: set[str]) -> None:
+    """Reverse mode: refuse a store of a varied value to an element of a differentiable array that
+    every thread of the launch (or of a block) makes, at an index the same for all of them and
+    with no guard that leaves one thread storing (TARDIS's populate_z run by six threads). The
+    primal races even when every thread stores the same value, and the reverse would add the
+    element's cotangent into the value's adjoint once per thread: on a GPU they all read it before
+    any of them zeroes it (found on the H200: six times the gradient; the simulator's threads
+    happened to take turns). A constant stored by every thread (`s[0] = 0.0`) only clears the
+    cotangent, which every thread may do."""
     if not launch.dims:
         return
     forms = affine_forms(ir)
@@ -357,7 +360,7 @@ def check_stores_every_thread_makes(ir: KernelIR, launch: LaunchShape, different
             "`if cuda.grid(1) == 0:`)", file=file_of(ir, s), line=s.line)
 
     def check(s, pins):
-        if isinstance(s, Store) and s.array in differentiable and not pins:
+        if isinstance(s, Store) and s.array in differentiable and s.value in varied and not pins:
             index = [_form_of(a, forms) for a in s.index]
             if all(f is not None and not any(part in THREAD_SYMBOLS for k in f for part in k.split("*"))
                    for f in index):
@@ -367,7 +370,8 @@ def check_stores_every_thread_makes(ir: KernelIR, launch: LaunchShape, different
     if launch.block_dims and not ir.entry_pins and ir.param_forms is None:
         written = {t.array for t in walk(ir.body) if isinstance(t, (Store, Atomic))}
         read_only = frozenset(p.name for p in ir.params if p.kind == "array" and p.name not in written)
-        _visit_block_uniform(ir, lambda t: isinstance(t, Store) and t.array in differentiable, refuse, read_only)
+        _visit_block_uniform(ir, lambda t: isinstance(t, Store) and t.array in differentiable and t.value in varied,
+                             refuse, read_only)
 
 
 def _visit_block_uniform(ir: KernelIR, selected, refuse, read_only: frozenset = frozenset()) -> None:
