@@ -338,6 +338,12 @@ def own_element_updates(ir: KernelIR) -> set[int]:
     return found
 
 
+def _same_in_every_thread(index, forms) -> bool:
+    """Whether every index coordinate is an affine form free of the thread's own indices."""
+    return all(f is not None and not any(part in THREAD_SYMBOLS for k in f for part in k.split("*"))
+               for f in (_form_of(a, forms) for a in index))
+
+
 def check_stores_every_thread_makes(ir: KernelIR, launch: LaunchShape, differentiable: set[str],
                                     varied: set[str]) -> None:
     """Reverse mode: refuse a store of a varied value to an element of a differentiable array that
@@ -360,11 +366,9 @@ def check_stores_every_thread_makes(ir: KernelIR, launch: LaunchShape, different
             "`if cuda.grid(1) == 0:`)", file=file_of(ir, s), line=s.line)
 
     def check(s, pins):
-        if isinstance(s, Store) and s.array in differentiable and s.value in varied and not pins:
-            index = [_form_of(a, forms) for a in s.index]
-            if all(f is not None and not any(part in THREAD_SYMBOLS for k in f for part in k.split("*"))
-                   for f in index):
-                refuse(s)
+        if isinstance(s, Store) and s.array in differentiable and s.value in varied and not pins \
+                and _same_in_every_thread(s.index, forms):
+            refuse(s)
 
     visit_guarded(ir, forms, check, ir.entry_pins)
     if launch.block_dims and not ir.entry_pins and ir.param_forms is None:
@@ -408,9 +412,7 @@ def check_shared_generator_states(ir: KernelIR, launch: LaunchShape) -> None:
     def check(s, pins):
         if not isinstance(s, Draw) or pins:
             return
-        index = [_form_of(a, forms) for a in s.index]
-        if all(f is not None and not any(part in THREAD_SYMBOLS for k in f for part in k.split("*"))
-               for f in index):
+        if _same_in_every_thread(s.index, forms):
             raise UnsupportedError(
                 f"every thread draws from the same generator state '{s.array}[{', '.join(map(str, s.index))}]': "
                 "the threads race to advance it, so the numbers each one gets depend on the order in which "
