@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -219,15 +220,32 @@ def run_seeds(seeds, work: Path, findings: Path, progress=None, log: Path | None
     return total
 
 
+def log_records(log: Path) -> list[dict]:
+    """A campaign log's records. A line that is not a JSON object (the last one, cut short when a
+    campaign was killed while writing it) is skipped with a warning: its seed is then not logged,
+    so `--resume` runs it again, and nothing else in the log is lost."""
+    records = []
+    for number, line in enumerate(Path(log).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            print(f"harness fuzz: {log}:{number}: not a log record (cut short?), skipped", file=sys.stderr)
+            continue
+        records.append(record)
+    return records
+
+
 def summarize_log(log: Path) -> Tally:
     """The counts of a campaign log; logs of one campaign split over several machines or resumed
     runs can be concatenated: a seed logged twice counts once (its last line)."""
     total, by_seed = Tally(), {}
-    for line in Path(log).read_text().splitlines():
-        if line.strip():
-            record = json.loads(line)
-            seed = record.pop("seed", None)
-            by_seed[seed if seed is not None else ("unnamed", len(by_seed))] = record
+    for record in log_records(log):
+        seed = record.pop("seed", None)
+        by_seed[seed if seed is not None else ("unnamed", len(by_seed))] = record
     for record in by_seed.values():
         total.merge(Tally.from_json(record))
     return total
@@ -237,8 +255,7 @@ def logged_seeds(log: Path) -> set[int]:
     """Seeds a campaign log already holds (`harness fuzz --resume` skips them)."""
     if not Path(log).exists():
         return set()
-    records = [json.loads(line) for line in Path(log).read_text().splitlines() if line.strip()]
-    return {r["seed"] for r in records if "seed" in r and not r.get("worker_died")}   # a dead worker's seed reruns
+    return {r["seed"] for r in log_records(log) if "seed" in r and not r.get("worker_died")}   # a dead worker's seed reruns
 
 
 def copy_finding(src_case: Path, cases_dir: Path, kernels_dir: Path, new_name: str):
