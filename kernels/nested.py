@@ -100,3 +100,18 @@ def dpower(y, dy, x, dx, n):
     i = cuda.grid(1)
     if i < y.shape[0]:
         autodiff(Reverse, power_at, Duplicated(y, dy), Duplicated(x, dx), Const(i), Const(n))
+
+
+def ticket_rows_at(out, x, counter, i, n):
+    """Atomic tickets two loops deep in a function differentiated on the device: the value log
+    serves a device-side reverse as it serves a kernel's."""
+    for a in range(n):
+        for b in range(n):
+            slot = cuda.atomic.add(counter, i, 1)
+            out[slot] = x[i] * x[i] * (a + 1) - x[i] * b
+
+
+def dticket_rows(out, dout, x, dx, counter, n):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        autodiff(Reverse, ticket_rows_at, Duplicated(out, dout), Duplicated(x, dx), Const(counter), Const(i), Const(n))
