@@ -133,16 +133,27 @@ def tape_declarations(em: EmitState, stmts):
     for name in logged:
         em.line(f"{log_name(name)} = cuda.local.array({em.options.tape_size}, {tape_dtype(em, name)})")
     for s in loops:
-        if s.logged:
-            em.line(f"{log_position_tape(s)} = cuda.local.array({em.options.tape_size}, int64)")
-        if emit_extrema.holds_extremum(em, s):
-            em.line(f"{count_tape(s)} = cuda.local.array({em.options.tape_size}, int64)")
+        for _, tape, _ in taped_counters(em, s):
+            em.line(f"{tape} = cuda.local.array({em.options.tape_size}, int64)")
 
 
 def count_tape(s: Loop) -> str:
     """Where a loop around atomic max/min keeps the thread's count of them at each iteration's
     start (emit_extrema.py: counted kernels)."""
     return f"_tape_xn{s.id}"
+
+
+def taped_counters(em: EmitState, s: Loop) -> list[tuple[str, str, str]]:
+    """(counter, its tape, the emitter that reads it back) for each per-thread counter that the
+    loop's iterations advance in execution order and its reverse iterations restore from their
+    start: the value log's position (logged values inside), the count of atomic max/min
+    (counted kernels)."""
+    out = []
+    if s.logged:
+        out.append((LOG_POSITION, log_position_tape(s), "log-position"))
+    if emit_extrema.holds_extremum(em, s):
+        out.append((emit_extrema.COUNT, count_tape(s), "extremum-count"))
+    return out
 
 
 def tape_dtype(em: EmitState, name: str) -> str:
@@ -167,12 +178,9 @@ def loop_sweep(em: EmitState, s: Loop, stores: bool):
         em.line(f"{LOG_OVERRUN} = False")
     loop_head(em, s)
     em.depth += 1
-    if s.logged:               # where this iteration's logged values start, for its reverse replay
+    for counter, tape, _ in taped_counters(em, s):    # where this iteration starts, for its reverse replay
         em.line(f"if {n} < {em.options.tape_size}:")
-        em.line(f"    {log_position_tape(s)}[{n}] = {LOG_POSITION}")
-    if emit_extrema.holds_extremum(em, s):
-        em.line(f"if {n} < {em.options.tape_size}:")
-        em.line(f"    {count_tape(s)}[{n}] = {emit_extrema.COUNT}")
+        em.line(f"    {tape}[{n}] = {counter}")
     if s.kind == "while":
         replay_block(em, s.header, None, stores, record=n, loop=s)
         em.line(f"if not {atom(s.cond)}:")
@@ -342,10 +350,8 @@ def reverse_loop(em: EmitState, s: Loop):
     em.depth += 1
     tape = em.emitters["tape-index"](em, s)
     restore_registers(em, s, tape)
-    if s.logged:
-        em.line(f"{LOG_POSITION} = {em.emitters['log-position'](em, s, tape)}")
-    if emit_extrema.holds_extremum(em, s):
-        em.line(f"{emit_extrema.COUNT} = {em.emitters['extremum-count'](em, s, tape)}")
+    for counter, _, restore in taped_counters(em, s):
+        em.line(f"{counter} = {em.emitters[restore](em, s, tape)}")
     if s.kind == "for":
         em.line(f"{s.var} = {em.emitters['loop-index'](em, s, r)}")
     em.emitters["replay-iteration"](em, s, tape)
