@@ -34,9 +34,10 @@ class Gradient:
         if primal is not None and primal.verdict == "fail":
             return [primal]          # the derivative of another program than the kernel: not judged
         state = primal_state_verdict(log.primal_state_error, problem.dtype)
-        if state.verdict == "fail":
-            # the derivative kernel computes another primal than the primal launch: finite
-            # differences of the one and AD of the other say nothing about the derivative
+        if state.verdict == "fail" and log.primal_repeats(policy.repeat_rtol(problem.dtype)):
+            # the derivative kernel computes another primal than the primal launch, which repeats
+            # itself: finite differences of the one and AD of the other say nothing about the
+            # derivative (a kernel whose primal changes launch to launch goes on to the oracles)
             state.message += (f", {NOT_JUDGED}: one of the two launches computes another program than the "
                               "kernel (the engine's primal in its derivative kernel, or the compiler: compare "
                               "both with --backend sim)")
