@@ -76,6 +76,44 @@ class Retry:
     args: tuple
 
 
+class WorkerKeeper:
+    """Keeps a LocalCluster at its number of workers. A worker that a task killed is restarted by its
+    nanny; on a loaded machine the new process can miss the nanny's deadline, and the nanny then
+    gives up and closes (seen: a two-worker campaign left with none, its seeds waiting forever).
+    Every `period` seconds, each closed nanny is replaced by a new worker."""
+
+    def __init__(self, cluster, workers: int, say=print, period: float = 10.0):
+        import threading
+        self.cluster, self.workers, self.say, self.period = cluster, workers, say, period
+        self._replaced: set = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="harness-worker-keeper", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self):
+        while not self._stop.wait(self.period):
+            self.replace_lost()
+
+    def replace_lost(self) -> int:
+        """Start a new worker for every nanny that gave up; returns how many."""
+        lost = [name for name, nanny in list(self.cluster.workers.items())
+                if getattr(nanny.status, "name", "") in ("closed", "failed") and name not in self._replaced]
+        if lost:
+            # the closed entries stay in the cluster's spec (a new worker must not reuse their names,
+            # or the cluster takes the closed one for it): scale past them
+            self._replaced.update(lost)
+            self.say(f"  {len(lost)} worker(s) lost for good (their nannies gave up restarting them): starting new ones")
+            self.cluster.scale(len(self.cluster.worker_spec) + len(lost))
+        return len(lost)
+
+
 def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | None = None, gpu: bool = False,
               client=None, say=print, what: str = "tasks", progress_every: int = 50,
               allowed_failures: int = ALLOWED_FAILURES) -> None:
@@ -102,7 +140,10 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, resources=resources,
                                    dashboard_address=None)
             client = Client(cluster)
+        keeper = WorkerKeeper(cluster, workers, say) if cluster is not None else None
         try:
+            if keeper is not None:
+                keeper.__enter__()
             futures = {client.submit(fn, *args, key=key, pure=False, resources=resources): label
                        for label, key, fn, args in tasks}
             pending = as_completed(futures)
@@ -128,6 +169,8 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
                 if done % progress_every == 0:
                     say(f"  {done} of {len(tasks)} {what}")
         finally:
+            if keeper is not None:
+                keeper.__exit__()
             if own:
                 client.close()
             if cluster is not None:

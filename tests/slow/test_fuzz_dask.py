@@ -56,3 +56,27 @@ def test_a_seed_that_kills_its_worker_in_an_adapter_becomes_that_engines_crash_f
     assert crashes and all("EngineProcessDied" in f[3] and "SIGSEGV" in f[3] for f in crashes), crashes
     saved = yaml.safe_load(Path(crashes[0][4]).read_text())
     assert saved["engines"]["taichi"]["expect"]["xfail"]["crash"] is True
+
+
+def test_a_worker_whose_nanny_gave_up_is_replaced(tmp_path):
+    """A nanny that closes (it gave up restarting its worker) leaves the LocalCluster a worker
+    short; the keeper starts a new one, and tasks run again."""
+    pytest.importorskip("distributed")
+    import time
+
+    from distributed import Client, LocalCluster
+
+    from harness.fuzz.distributed import WorkerKeeper
+    said = []
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        keeper = WorkerKeeper(cluster, 1, say=said.append)
+        assert keeper.replace_lost() == 0 and not said
+        [name] = list(cluster.workers)
+        cluster.sync(cluster.workers[name].close)          # the nanny gives up
+        assert keeper.replace_lost() == 1 and "lost" in said[0]
+        deadline = time.time() + 60
+        while not client.scheduler_info()["workers"] and time.time() < deadline:
+            time.sleep(0.5)
+        assert client.submit(sum, [1, 2], pure=False).result(timeout=60) == 3
+        assert keeper.replace_lost() == 0
