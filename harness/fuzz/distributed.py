@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,13 +147,28 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
                 keeper.__enter__()
             futures = {client.submit(fn, *args, key=key, pure=False, resources=resources): label
                        for label, key, fn, args in tasks}
+            spec = {label: (key, fn, args) for label, key, fn, args in tasks}
             pending = as_completed(futures)
-            done = 0
+            done, cancelled, not_run = 0, Counter(), []
             for fut in pending:
                 label = futures.pop(fut)
                 try:
                     record = fut.result()
                 except Exception as exc:          # KilledWorker after its allowed deaths, or the task's error
+                    if was_cancelled(exc):
+                        # the task never reached a verdict (the client lost its scheduler): submitted
+                        # again while the client is connected, else left out of the log for --resume
+                        fut.release()
+                        cancelled[label] += 1
+                        if cancelled[label] <= CANCELLED_RETRIES and client.status == "running":
+                            key, fn, args = spec[label]
+                            again = client.submit(fn, *args, key=f"{key}-again{cancelled[label]}", pure=False,
+                                                  resources=resources)
+                            futures[again] = label
+                            pending.add(again)
+                        else:
+                            not_run.append((label, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"))
+                        continue
                     record = on_death(label, exc)
                 # Released at once: a result left on its worker is recomputed when that worker dies
                 # (Dask keeps what a client still refers to), so every seed a dead worker had run
@@ -168,6 +184,9 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
                 done += 1
                 if done % progress_every == 0:
                     say(f"  {done} of {len(tasks)} {what}")
+            if not_run:
+                raise TasksNotRun(f"{len(not_run)} of {len(tasks)} {what} were not run ({not_run[0][1]}); no record "
+                                  f"of them was written, so a run with --resume runs them")
         finally:
             if keeper is not None:
                 keeper.__exit__()
@@ -179,6 +198,20 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
 
 def worker_died(exc: BaseException) -> bool:
     return type(exc).__name__ == "KilledWorker"
+
+
+def was_cancelled(exc: BaseException) -> bool:
+    """A future the client gave up on (its scheduler connection lost, or cancelled), not a task that ran."""
+    import asyncio
+    import concurrent.futures
+    return isinstance(exc, (concurrent.futures.CancelledError, asyncio.CancelledError))
+
+
+CANCELLED_RETRIES = 2       # resubmissions of a cancelled task while the client is still connected
+
+
+class TasksNotRun(RuntimeError):
+    """Tasks that reached no verdict (cancelled); the caller's log has no line for them."""
 
 
 def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: Path | None, *,
