@@ -130,8 +130,11 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
     resources = {"GPU": 1} if gpu else None
     # worker-saturation 1.0: a worker holds only the task it runs, so a death marks that task alone (with
     # the default 1.1 a queued, innocent task was counted as suspicious too and could be recorded dead).
+    # Comm timeouts of 120 s (default 30 s): on a machine whose cores the campaign shares (load 14 on
+    # 2 cores), the client's connection to a local scheduler timed out and every pending task was cancelled.
     with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures - 1,
-                          "distributed.scheduler.worker-saturation": 1.0}):
+                          "distributed.scheduler.worker-saturation": 1.0,
+                          "distributed.comm.timeouts.connect": "120s", "distributed.comm.timeouts.tcp": "120s"}):
         cluster, own = None, client is None
         if client is not None:
             pass
