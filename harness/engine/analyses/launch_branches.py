@@ -29,9 +29,10 @@ LAUNCH_SPECIALS = THREAD_SPECIALS + ("bid.",)
 VARIANT_LIMIT = 64
 
 
-def launch_paths(ir: KernelIR) -> dict[int, tuple]:
+def launch_paths(ir: KernelIR, every_if: bool = False) -> dict[int, tuple]:
     """For each statement (by id), the launch-invariant `if`s around it, each as (id of the if,
-    0 for its body or 1 for its else branch), outermost first."""
+    0 for its body or 1 for its else branch), outermost first. `every_if`: count every `if` as
+    launch-invariant (unsound; the mutation self-test's `launch-branches-any-condition`)."""
     device = ir.param_forms is not None
     written = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
     read_only = frozenset() if device else frozenset(
@@ -43,7 +44,8 @@ def launch_paths(ir: KernelIR) -> dict[int, tuple]:
         for s in stmts:
             paths[id(s)] = path
             if isinstance(s, If):
-                invariant = isinstance(s.cond, Lit) or (s.cond not in varying and s.cond not in loop_assigned)
+                invariant = every_if or isinstance(s.cond, Lit) or (
+                    s.cond not in varying and s.cond not in loop_assigned)
                 visit(s.body, path + ((id(s), 0),) if invariant else path, loop_assigned)
                 visit(s.orelse, path + ((id(s), 1),) if invariant else path, loop_assigned)
             elif isinstance(s, Loop):

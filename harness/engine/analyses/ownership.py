@@ -250,7 +250,7 @@ def visit_guarded(ir: KernelIR, forms: dict, fn, pins: frozenset = frozenset()) 
     visit(ir.body, pins)
 
 
-def owned_arrays(ir: KernelIR, launch: LaunchShape, grid_step=None) -> set[str]:
+def owned_arrays(ir: KernelIR, launch: LaunchShape, grid_step=None, every_if: bool = False) -> set[str]:
     """Arrays whose elements are each touched by one thread only: each element of their adjoint
     is then updated by a single thread, so plain `+=` is race-free, and no thread can read what
     another writes. Reasoned over index sets: the accesses of different threads are disjoint when
@@ -259,9 +259,9 @@ def owned_arrays(ir: KernelIR, launch: LaunchShape, grid_step=None) -> set[str]:
     f(x[k, j])` in a loop of thread k), and a guard `if i == 0:` around every access pins that
     axis to one thread. Pins must be the same for every access. Accesses in the two branches of a
     launch-invariant `if` never meet in one launch (launch_branches.py): each choice of branches is
-    judged on its own accesses. `grid_step`: as for affine_forms."""
+    judged on its own accesses. `grid_step`: as for affine_forms; `every_if`: as for launch_paths."""
     forms = affine_forms(ir, grid_step)
-    paths = launch_paths(ir)
+    paths = launch_paths(ir, every_if)
     owned = {p.name for p in ir.local_arrays if p.kind == "local"}    # private to each thread
     shared = {p.name for p in ir.local_arrays if p.kind == "shared"}
     for array, accesses in _accesses(ir, forms).items():
