@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from numba import cuda
 
+from harness import Const, Duplicated, Reverse, autodiff
+
 from harness.engine.analyses.launch_branches import launch_paths, launch_variants, may_meet
 from harness.engine.frontend.normalize import lower_kernel
 from harness.engine.frontend.source import parse_kernel, python_function
@@ -90,3 +92,25 @@ def test_too_many_variants_fall_back_to_one_group_of_everything():
     items = [(n, ((n, side),)) for n in range(7) for side in (0, 1)]      # 2**7 choices
     assert launch_variants(items, lambda x: x[1], limit=64) == [items]
     assert len(launch_variants(items[:12], lambda x: x[1], limit=64)) == 64
+
+
+def scale_and_flag(v, flags):
+    v[cuda.grid(1)] *= 2.0
+    flags[0] = 1.0
+
+
+def choose_after_device_autodiff(a, b, x, dx, flags):
+    """flags is passed to a device-side autodiff, whose function writes it: flags[0] read after the
+    call may be another thread's doing, so threads may choose differently."""
+    i = cuda.grid(1)
+    autodiff(Reverse, scale_and_flag, Duplicated(x, dx), Const(flags))
+    if flags[0] > 0:
+        a[i] = x[i]
+    else:
+        b[i] = x[i]
+
+
+def test_an_array_a_device_side_autodiff_is_passed_counts_as_written():
+    fn = choose_after_device_autodiff
+    params = [Param(n, "array", "float64", 1) for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
+    assert _meet(lower_kernel(parse_kernel(fn), params))

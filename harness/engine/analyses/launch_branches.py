@@ -35,6 +35,9 @@ def launch_paths(ir: KernelIR, every_if: bool = False) -> dict[int, tuple]:
     launch-invariant (unsound; the mutation self-test's `launch-branches-any-condition`)."""
     device = ir.param_forms is not None
     written = {s.array for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    # a function differentiated on the device may write any array it is passed, and its shadow
+    written |= {name for s in walk(ir.body) if isinstance(s, Nested) for a in s.args if a.is_array
+                for name in (a.value, a.shadow) if isinstance(name, str)}
     read_only = frozenset() if device else frozenset(
         p.name for p in ir.params if p.kind == "array" and p.name not in written)
     varying = launch_varying_values(ir, device, read_only)
