@@ -19,7 +19,7 @@ per thread, so none of its scalar parameters counts.
 """
 from __future__ import annotations
 
-from harness.engine.analyses.barriers import THREAD_SPECIALS, _atom_varies, _loop_varies, _varies
+from harness.engine.analyses.barriers import THREAD_SPECIALS, atom_varies, expr_varies, loop_varies
 from harness.engine.ir.ssa import Assign, Atomic, If, KernelIR, Lit, Loop, Nested, Store, walk
 
 # blockIdx differs between blocks, so it is not the same across the launch
@@ -72,24 +72,24 @@ def launch_varying_values(ir: KernelIR, device: bool, read_only: frozenset) -> s
     def visit(stmts, guarded: bool):
         for s in stmts:
             if isinstance(s, Assign):
-                if _varies(s.expr, varying, LAUNCH_SPECIALS, read_only):
+                if expr_varies(s.expr, varying, LAUNCH_SPECIALS, read_only):
                     varying.add(s.target)
             elif isinstance(s, Atomic) and s.target:
                 varying.add(s.target)
             elif isinstance(s, Nested):
                 varying.update(s.targets)
             elif isinstance(s, If):
-                inner = guarded or _atom_varies(s.cond, varying)
+                inner = guarded or atom_varies(s.cond, varying)
                 visit(s.body, inner)
                 visit(s.orelse, inner)
                 for target, then, other in s.phis:
-                    if _atom_varies(s.cond, varying) or _atom_varies(then, varying) or _atom_varies(other, varying):
+                    if atom_varies(s.cond, varying) or atom_varies(then, varying) or atom_varies(other, varying):
                         varying.add(target)
             elif isinstance(s, Loop):
-                inner = guarded or _loop_varies(s, varying)
+                inner = guarded or loop_varies(s, varying)
                 visit(s.header, inner)
                 visit(s.body, inner)
-                varying.update(reg for reg, end in s.carried if inner or _atom_varies(end, varying))
+                varying.update(reg for reg, end in s.carried if inner or atom_varies(end, varying))
                 if s.var and inner:
                     varying.add(s.var)
 
