@@ -388,6 +388,16 @@ def _any_uniform_grid_step(seams):
     return seams.replace(owned_arrays=functools.partial(seams.owned_arrays, grid_step=uniform))
 
 
+@mutant("launch-branches-any-condition",
+        "ownership judges the two branches of every `if` apart, as if the condition were the same "
+        "across the launch, also when it depends on the thread: a ping-pong chosen by the thread's "
+        "parity is claimed thread-owned (plain `+=` adjoints, no cross-thread write-after-read refusal)",
+        "seams.owned_arrays (every_if)",
+        probe="cases/ownership-launch-branches.yaml::thread-parity-reverse", changes_source=False)
+def _launch_branches_any_condition(seams):
+    return seams.replace(owned_arrays=functools.partial(seams.owned_arrays, every_if=True))
+
+
 @mutant("prefetch-ignores-outside",
         "a block's thread-owned shadow reads are issued early (in the forward sweep) even when a "
         "statement outside the block touches the array: the read misses what the reverse of a "

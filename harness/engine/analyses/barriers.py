@@ -41,19 +41,21 @@ THREAD_SPECIALS = ("tid.", "grid.", "laneid")
 THREAD_OPS = ("shfl", "shfl_up", "shfl_down", "shfl_xor")
 
 
-def _varies(expr, varying: set[str], specials: tuple = THREAD_SPECIALS, read_only: frozenset = frozenset()) -> bool:
+def expr_varies(expr, varying: set[str], specials: tuple = THREAD_SPECIALS, read_only: frozenset = frozenset()) -> bool:
+    """Whether an expression's value may differ between the threads compared, its operands'
+    by `varying` (launch_branches.py asks it with blockIdx among the `specials`)."""
     if isinstance(expr, Special):
         return expr.name.startswith(specials)
     if isinstance(expr, Load):      # an array the kernel never writes holds one value per index
-        return expr.array not in read_only or any(_atom_varies(a, varying) for a in expr.index)
+        return expr.array not in read_only or any(atom_varies(a, varying) for a in expr.index)
     if isinstance(expr, Prim):
         if expr.op in THREAD_OPS or "random" in expr.op or "xoroshiro" in expr.op:
             return True
-        return any(_atom_varies(a, varying) for a in expr.args)
+        return any(atom_varies(a, varying) for a in expr.args)
     return True
 
 
-def _atom_varies(a, varying: set[str]) -> bool:
+def atom_varies(a, varying: set[str]) -> bool:
     return not isinstance(a, Lit) and a in varying
 
 
@@ -73,10 +75,10 @@ def thread_dependent_values(ir: KernelIR, device: bool = False, specials: tuple 
             return varying
 
 
-def _loop_varies(s: Loop, varying: set[str]) -> bool:
+def loop_varies(s: Loop, varying: set[str]) -> bool:
     if s.kind == "for":
-        return _atom_varies(s.start, varying) or _atom_varies(s.stop, varying)
-    return _atom_varies(s.cond, varying)
+        return atom_varies(s.start, varying) or atom_varies(s.stop, varying)
+    return atom_varies(s.cond, varying)
 
 
 def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tuple = THREAD_SPECIALS,
@@ -86,7 +88,7 @@ def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tup
     barrier in such a context."""
     for s in stmts:
         if isinstance(s, Assign):
-            if why is not None or _varies(s.expr, varying, specials, read_only):
+            if why is not None or expr_varies(s.expr, varying, specials, read_only):
                 varying.add(s.target)
         elif isinstance(s, Atomic):
             if s.target:
@@ -95,20 +97,20 @@ def _visit(stmts, why: str | None, varying: set[str], refuse=None, specials: tup
             varying.update(s.targets)
         elif isinstance(s, If):
             inner = why or (f"the condition at line {s.line} depends on the thread"
-                            if _atom_varies(s.cond, varying) else None)
+                            if atom_varies(s.cond, varying) else None)
             _visit(s.body, inner, varying, refuse, specials, read_only)
             _visit(s.orelse, inner, varying, refuse, specials, read_only)
             for target, then, other in s.phis:
-                if inner is not None or _atom_varies(then, varying) or _atom_varies(other, varying):
+                if inner is not None or atom_varies(then, varying) or atom_varies(other, varying):
                     varying.add(target)
         elif isinstance(s, Loop):
             trip = "its condition" if s.kind == "while" else "its range"
             inner = why or (f"the loop at line {s.line} runs a thread-dependent number of times ({trip} depends "
-                            "on the thread)" if _loop_varies(s, varying) else None)
+                            "on the thread)" if loop_varies(s, varying) else None)
             _visit(s.header, inner, varying, refuse, specials, read_only)
             _visit(s.body, inner, varying, refuse, specials, read_only)
             for reg, end in s.carried:
-                if inner is not None or _atom_varies(end, varying):
+                if inner is not None or atom_varies(end, varying):
                     varying.add(reg)
             if s.var and inner is not None:
                 varying.add(s.var)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from harness.core.errors import UnsupportedError
 from harness.engine.analyses.barriers import thread_dependent_values
+from harness.engine.analyses.launch_branches import launch_paths, launch_variants, may_meet
 from harness.engine.ir.ssa import Assign, Atomic, Draw, If, KernelIR, Lit, Load, Loop, Prim, Special, Store, file_of, walk
 
 _GLOBAL = {"grid.0": "gx", "grid.1": "gy", "grid.2": "gz"}
@@ -207,8 +208,8 @@ def _pin(cond_expr, form_of) -> dict | None:
 
 
 def _accesses(ir: KernelIR, forms: dict) -> dict[str, list]:
-    """Each array's accesses (loads, stores, atomics) as (pins, index forms); pins are the
-    frozenset of thread-pinning guards (`if i == 0:`) the access sits under."""
+    """Each array's accesses (loads, stores, atomics) as (pins, index forms, statement); pins are
+    the frozenset of thread-pinning guards (`if i == 0:`) the access sits under."""
     out: dict[str, list] = {}
 
     def record(s, pins):
@@ -218,7 +219,7 @@ def _accesses(ir: KernelIR, forms: dict) -> dict[str, list]:
             array, index = s.expr.array, s.expr.index
         else:
             return
-        out.setdefault(array, []).append((pins, [_form_of(a, forms) for a in index]))
+        out.setdefault(array, []).append((pins, [_form_of(a, forms) for a in index], s))
 
     visit_guarded(ir, forms, record, ir.entry_pins)
     return out
@@ -249,34 +250,42 @@ def visit_guarded(ir: KernelIR, forms: dict, fn, pins: frozenset = frozenset()) 
     visit(ir.body, pins)
 
 
-def owned_arrays(ir: KernelIR, launch: LaunchShape, grid_step=None) -> set[str]:
+def owned_arrays(ir: KernelIR, launch: LaunchShape, grid_step=None, every_if: bool = False) -> set[str]:
     """Arrays whose elements are each touched by one thread only: each element of their adjoint
     is then updated by a single thread, so plain `+=` is race-free, and no thread can read what
     another writes. Reasoned over index sets: the accesses of different threads are disjoint when
     one index coordinate (or a few) is the same thread-injective function of the thread id in
     every access, whatever the other coordinates are (`pos[i, 0]`, `pos[i, 1]`; `x[k, j + 1] =
     f(x[k, j])` in a loop of thread k), and a guard `if i == 0:` around every access pins that
-    axis to one thread. Pins must be the same for every access. `grid_step`: as for affine_forms."""
+    axis to one thread. Pins must be the same for every access. Accesses in the two branches of a
+    launch-invariant `if` never meet in one launch (launch_branches.py): each choice of branches is
+    judged on its own accesses. `grid_step`: as for affine_forms; `every_if`: as for launch_paths."""
     forms = affine_forms(ir, grid_step)
+    paths = launch_paths(ir, every_if)
     owned = {p.name for p in ir.local_arrays if p.kind == "local"}    # private to each thread
     shared = {p.name for p in ir.local_arrays if p.kind == "shared"}
     for array, accesses in _accesses(ir, forms).items():
-        per_block = array in shared
-        pins = accesses[0][0]
-        if any(p != pins for p, _ in accesses):
-            continue
-        pinned = set()
-        for pin in pins:
-            sym = next(k for k, _ in pin if k in _AXIS_OF)
-            if per_block or sym.startswith("g"):
-                pinned.add(_AXIS_OF[sym])
-        needed = set(launch.block_dims if per_block else launch.dims) - pinned
-        first = accesses[0][1]
-        common = [d for d in range(len(first))
-                  if first[d] is not None and all(idx[d] == first[d] for _, idx in accesses)]
-        if injective([first[d] for d in common], launch, per_block=per_block, needed=needed):
+        variants = launch_variants(accesses, lambda access: paths[id(access[2])])
+        if all(_thread_owned(variant, launch, array in shared) for variant in variants):
             owned.add(array)
     return owned
+
+
+def _thread_owned(accesses: list, launch: LaunchShape, per_block: bool) -> bool:
+    """Whether accesses that may run in one launch touch each element from one thread only."""
+    pins = accesses[0][0]
+    if any(p != pins for p, _, _ in accesses):
+        return False
+    pinned = set()
+    for pin in pins:
+        sym = next(k for k, _ in pin if k in _AXIS_OF)
+        if per_block or sym.startswith("g"):
+            pinned.add(_AXIS_OF[sym])
+    needed = set(launch.block_dims if per_block else launch.dims) - pinned
+    first = accesses[0][1]
+    common = [d for d in range(len(first))
+              if first[d] is not None and all(idx[d] == first[d] for _, idx, _ in accesses)]
+    return injective([first[d] for d in common], launch, per_block=per_block, needed=needed)
 
 
 def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -> None:
@@ -285,23 +294,31 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
     there, and the reverse sweep, which replays reads from registers, cannot know which value a
     read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others, and
     a global array that barriers order within one block as they order shared memory (ordering.py:
-    a wavefront, a ping-pong) is accepted."""
+    a wavefront, a ping-pong) is accepted. A write in the other branch of a launch-invariant `if`
+    never runs in the same launch as the read (launch_branches.py), so it does not count."""
     from harness.engine.analyses.ordering import barrier_ordered     # it builds on this module's forms
     if not launch.dims:
         return
     params = {p.name for p in ir.params if p.kind == "array"}
-    written = {s.array: s for s in walk(ir.body) if isinstance(s, (Store, Atomic))}
+    writes: dict[str, list] = {}
+    for s in walk(ir.body):
+        if isinstance(s, (Store, Atomic)):
+            writes.setdefault(s.array, []).append(s)
+    paths = launch_paths(ir)
     updates = own_element_updates(ir)
     ordered: dict[str, bool] = {}
     for s in walk(ir.body):
         if isinstance(s, Assign) and isinstance(s.expr, Load):
             a = s.expr.array
-            if a not in params or a not in written or a in owned or id(s) in updates:
+            if a not in params or a not in writes or a in owned or id(s) in updates:
+                continue
+            meeting = [w for w in writes[a] if may_meet(paths[id(w)], paths[id(s)])]
+            if not meeting:
                 continue
             if a not in ordered:
                 ordered[a] = barrier_ordered(ir, launch, a)
             if not ordered[a]:
-                w = written[a]
+                w = meeting[-1]
                 at = f"line {w.line}" if file_of(ir, w) == file_of(ir, s) else f"{file_of(ir, w)}:{w.line}"
                 raise UnsupportedError(
                     f"'{a}' is written ({at}) and read (line {s.line}) at indices that other "
