@@ -20,7 +20,11 @@ each lane group sums them with shuffles and one lane per group adds each sum:
   W); the group's remaining offsets then add the partners' sums. W - 1 + log2(group / W)
   shuffles for S values, against S atomics on contended addresses. A group narrower than W keeps
   one atomic per lane, so values are reduced in batches of at most 32 along x and of 2 along y
-  (a warp of a 16-wide block holds two rows: a column group is often two lanes);
+  (a warp of a 16-wide block holds two rows: a column group is often two lanes). Along y up to
+  16 values wait, and batches of one width are reduced side by side under one test of the group
+  size (and one of each further offset, and of the adding lanes): the tests, block-uniform
+  branches, run once for all, and the batches' shuffles interleave (a 16 x 16 matrix product's
+  eight column batches per tile: 48 branches -> 6);
 - the first W lanes of each group add their sums: one atomic per value per group, on addresses no
   other lane of the warp shares.
 The sums are added in another order than the lanes' atomics would be: float results change in
@@ -33,11 +37,11 @@ from harness.engine.emission.emit_state import EmitState
 from harness.engine.emission.syntax import index_text
 
 OFFSETS = (1, 2, 4, 8, 16)
-# per axis: the group size register, the lane's position in its group, a lane offset's text, and
-# the most values reduced together
+# per axis: the group size register, the lane's position in its group, a lane offset's text, the
+# most values reduced together (a batch), and the most values held before the batches are reduced
 AXES = {
-    "x": ("_wg", "_wpx", "{}", 32),
-    "y": ("_yg", "_wpy", "_wbx * {}", 2),
+    "x": ("_wg", "_wpx", "{}", 32, 32),
+    "y": ("_yg", "_wpy", "_wbx * {}", 2, 16),
 }
 
 
@@ -69,8 +73,8 @@ def queue(em: EmitState, array: str, lane: int, index, value: str, axis: str):
     em.line(f"{reg} = {value}")
     em.lane_sum_queue.append((em.d(array, lane), tuple(index), reg, em.ftype(array), axis))
     key = (axis, em.ftype(array))
-    if sum(1 for q in em.lane_sum_queue if (q[4], q[3]) == key) == AXES[axis][3]:
-        flush(em, key)                    # a full batch: its registers need not stay live longer
+    if sum(1 for q in em.lane_sum_queue if (q[4], q[3]) == key) == AXES[axis][4]:
+        flush(em, key)                    # full batches: their registers need not stay live longer
 
 
 def flush(em: EmitState, only: tuple | None = None):
@@ -83,49 +87,67 @@ def flush(em: EmitState, only: tuple | None = None):
         batches.setdefault((q[4], q[3]), []).append(q)
     for (axis, ftype), items in batches.items():
         most = AXES[axis][3]
-        for first in range(0, len(items), most):
-            _reduce(em, items[first:first + most], ftype, axis)
+        chunks = [items[first:first + most] for first in range(0, len(items), most)]
+        for width in sorted({_width(len(c)) for c in chunks}, reverse=True):
+            _reduce(em, [c for c in chunks if _width(len(c)) == width], ftype, axis)
 
 
-def _reduce(em: EmitState, items: list, ftype: str, axis: str):
-    group, position_text, offset, _ = AXES[axis]
+def _width(n: int) -> int:
+    """The batch's width: its number of values padded to a power of two."""
     width = 1
-    while width < len(items):
+    while width < n:
         width *= 2
+    return width
+
+
+def _reduce(em: EmitState, batches: list[list], ftype: str, axis: str):
+    """Batches of one width, reduced side by side under one test of the group size: their
+    shuffles interleave, and the block-uniform tests run once for all of them."""
+    group, position_text, offset, _, _ = AXES[axis]
+    width = _width(len(batches[0]))
     em.line(f"if {group} >= {width}:")
     em.depth += 1
-    held = [q[2] for q in items] + [f"{ftype}(0.0)"] * (width - len(items))
+    helds = [[q[2] for q in items] + [f"{ftype}(0.0)"] * (width - len(items)) for items in batches]
     offsets = iter(OFFSETS)
-    while len(held) > 1:                  # reduce-scatter: keep half, send half
+    while len(helds[0]) > 1:              # reduce-scatter: keep half, send half
         off = offset.format(next(offsets))
-        half = len(held) // 2
+        half = len(helds[0]) // 2
         em.line(f"_wh = (_wl & ({off})) != 0")
-        for lo, hi in zip(held[:half], held[half:]):
-            em.line(f"_wo = cuda.shfl_xor_sync(_wm, {lo} if _wh else {hi}, {off})")
-            em.line(f"{lo} = ({hi} if _wh else {lo}) + _wo")
-        held = held[:half]
-    total = held[0]
+        for held in helds:
+            for lo, hi in zip(held[:half], held[half:]):
+                em.line(f"_wo = cuda.shfl_xor_sync(_wm, {lo} if _wh else {hi}, {off})")
+                em.line(f"{lo} = ({hi} if _wh else {lo}) + _wo")
+        helds = [held[:half] for held in helds]
+    totals = [held[0] for held in helds]
     for k in offsets:                     # the group's other lanes hold the same values' sums
         em.line(f"if {group} > {k}:")
-        em.line(f"    {total} += cuda.shfl_xor_sync(_wm, {total}, {offset.format(k)})")
-    # lane p of its group holds the sum of value bitreverse(p) over the group
+        for total in totals:
+            em.line(f"    {total} += cuda.shfl_xor_sync(_wm, {total}, {offset.format(k)})")
+    # lane p of its group holds the sum of value bitreverse(p) over the group; the lanes that
+    # add, per array, under one test for every batch that has the same lanes add
     bits = width.bit_length() - 1
-    position = {k: _bit_reverse(k, bits) for k in range(len(items))}
-    arrays: dict[str, list[int]] = {}
-    for k, q in enumerate(items):
-        arrays.setdefault(q[0], []).append(k)
-    for shadow, ks in arrays.items():
-        if len(ks) == width:
-            em.line(f"if {position_text} < {width}:")
-        else:
-            em.line("if " + " or ".join(f"{position_text} == {position[k]}" for k in ks) + ":")
-        index = [_select([items[k][1][d] for k in ks], [position[k] for k in ks], position_text)
-                 for d in range(len(items[ks[0]][1]))]
-        em.line(f"    cuda.atomic.add({shadow}, {emit_parallel.atomic_index(em, index)}, {total})")
+    adds: dict[str, list[str]] = {}
+    for items, total in zip(batches, totals):
+        position = {k: _bit_reverse(k, bits) for k in range(len(items))}
+        arrays: dict[str, list[int]] = {}
+        for k, q in enumerate(items):
+            arrays.setdefault(q[0], []).append(k)
+        for shadow, ks in arrays.items():
+            test = f"if {position_text} < {width}:" if len(ks) == width else \
+                "if " + " or ".join(f"{position_text} == {position[k]}" for k in ks) + ":"
+            index = [_select([items[k][1][d] for k in ks], [position[k] for k in ks], position_text)
+                     for d in range(len(items[ks[0]][1]))]
+            adds.setdefault(test, []).append(
+                f"    cuda.atomic.add({shadow}, {emit_parallel.atomic_index(em, index)}, {total})")
+    for test, lines in adds.items():
+        em.line(test)
+        for text in lines:
+            em.line(text)
     em.depth -= 1
     em.line("else:")
-    for shadow, index, reg, _, _ in items:
-        em.line(f"    cuda.atomic.add({shadow}, {emit_parallel.atomic_index(em, index)}, {reg})")
+    for items in batches:
+        for shadow, index, reg, _, _ in items:
+            em.line(f"    cuda.atomic.add({shadow}, {emit_parallel.atomic_index(em, index)}, {reg})")
 
 
 def _select(atoms: list, positions: list[int], position_text: str):
