@@ -41,6 +41,8 @@ def adjoint_loop(em: EmitState, s: Loop):
 
 
 def adjoint_barrier(em: EmitState, s: Barrier):
+    if id(s) in em.unmirrored:            # the replay's own barrier orders what it would
+        return
     em.barrier(em.comment_line(s.line) + " (mirrored)")
 
 

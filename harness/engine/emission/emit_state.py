@@ -68,6 +68,7 @@ class EmitState:
     lane_site: str | None = None              # the axis of the read being differentiated, if it is one
     lane_sum_queue: list = field(default_factory=list)    # (shadow, index, register, type, axis) waiting to be summed
     lane_sum_count: int = 0                   # registers named so far
+    unmirrored: set = field(default_factory=set)   # ids of barriers whose mirror orders nothing (replay_needs.unmirrored_barrier)
     int_constants: dict | None = None         # names assigned one integer literal (emit_lane_sums.py; computed on first use)
     replay_needs: set[str] | None = None      # names a loop's reverse replay must compute (replay_needs.py); None: all
     block_tape: set[str] = field(default_factory=set)    # loop registers taped once per block in shared memory (emit_loops.py)
