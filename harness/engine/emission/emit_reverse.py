@@ -23,7 +23,7 @@ def reverse_replay(em: EmitState, stmts):
             continue
         if isinstance(s, Alloc) and em.taping:
             emit_primal.primal(em, s)
-            emit_parallel.shadow_alloc(em, s, zero=True)
+            emit_parallel.shadow_alloc(em, s, zero=True, fenced=not emit_parallel.zeroing_ordered_later(em, s, stmts))
             continue
         if isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (reverse_replay(em, s.body), emit_primal.primal_phis(em, s.phis, 1)),
