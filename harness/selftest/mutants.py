@@ -282,10 +282,11 @@ def _keep_overwritten(seams):
         "seams.apart_in_thread",
         probe="cases/inplace-shadows.yaml::shared-two-spellings-reverse-float64")
 def _fold_past_aliasing(seams):
-    from harness.engine.analyses.ordering import _Facts
+    from harness.engine.ir.ssa import Assign, Load, Store, walk
 
     def apart_in_thread(ir, array):
-        ids = [id(a.stmt) for a in _Facts(ir).accesses(array)]
+        ids = [id(s) for s in walk(ir.body) if (isinstance(s, Store) and s.array == array)
+               or (isinstance(s, Assign) and isinstance(s.expr, Load) and s.expr.array == array)]
         return frozenset(frozenset((x, y)) for x in ids for y in ids if x != y)
 
     return seams.replace(apart_in_thread=apart_in_thread)
