@@ -59,6 +59,8 @@ def signature(st: PassState):
         st.sig.exclusive = frozenset(
             p.name for p in st.ir.local_arrays if p.kind == "shared" and p.name not in st.sig.owned
             and st.activity.get(p.name) in DIFFERENTIABLE and exclusive(st.ir, st.launch_shape, p.name))
+        # accesses of plainly updated shadows that one thread makes at different elements
+        st.sig.apart = frozenset().union(*(st.seams.apart_in_thread(st.ir, a) for a in st.sig.owned | st.sig.exclusive))
     if st.mode == "reverse" and st.options.gather_stencils:   # adjoints gathered from their readers, not scattered
         st.sig.gather = gather.gathered_arrays(st.ir, st.activity, differentiable_arrays(st.ir, st.activity),
                                                st.sig.owned, st.launch_shape)

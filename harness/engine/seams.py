@@ -8,6 +8,8 @@
 - `owned_arrays`, `mark_taped_loads`: the analyses that decide atomics and taping (ownership.py, analysis.py);
 - `interval_exclusive`: the analysis that lets a shared shadow take plain adds between barriers
   (ordering.interval_exclusive);
+- `apart_in_thread`: the analysis that lets a store's zeroing of a plainly updated shadow element
+  be folded into a later add past other accesses of the array (ordering.apart_in_thread);
 - `launch_fingerprint`: what Engine.launch's per-call-site cache compares (launch_cache.fingerprint);
 - `check_arguments`: the refusal of aliased or self-overlapping arrays at a launch and at each
   device-side autodiff call (memory.check_arguments);
@@ -31,6 +33,7 @@ class Seams:
     owned_arrays: Callable
     mark_taped_loads: Callable
     interval_exclusive: Callable
+    apart_in_thread: Callable
     launch_fingerprint: Callable
     check_arguments: Callable
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -54,8 +57,8 @@ def default_seams() -> Seams:
     from harness.engine.emission.emit_adjoints import ADJOINT_EMITTERS
     from harness.engine.runtime.launch_cache import fingerprint
     from harness.engine.analyses.memory import check_arguments
-    from harness.engine.analyses.ordering import interval_exclusive
+    from harness.engine.analyses.ordering import apart_in_thread, interval_exclusive
     return Seams(rules=MappingProxyType(rules.PARTIALS), emitters=MappingProxyType(ADJOINT_EMITTERS),
                  owned_arrays=owned_arrays, mark_taped_loads=mark_taped_loads,
-                 interval_exclusive=interval_exclusive,
+                 interval_exclusive=interval_exclusive, apart_in_thread=apart_in_thread,
                  launch_fingerprint=fingerprint, check_arguments=check_arguments)

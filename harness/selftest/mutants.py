@@ -275,6 +275,23 @@ def _keep_overwritten(seams):
     return seams.replace(emitters={"store": functools.partial(seams.emitters["store"], consume=False)})
 
 
+@mutant("fold-past-aliasing",
+        "a store's zeroing of a shadow element is folded into a later add at the same index even "
+        "when an access between may touch the same element (every pair of accesses claimed apart): "
+        "that access's adjoint is lost",
+        "seams.apart_in_thread",
+        probe="cases/inplace-shadows.yaml::shared-two-spellings-reverse-float64")
+def _fold_past_aliasing(seams):
+    from harness.engine.ir.ssa import Assign, Load, Store, walk
+
+    def apart_in_thread(ir, array):
+        ids = [id(s) for s in walk(ir.body) if (isinstance(s, Store) and s.array == array)
+               or (isinstance(s, Assign) and isinstance(s.expr, Load) and s.expr.array == array)]
+        return frozenset(frozenset((x, y)) for x in ids for y in ids if x != y)
+
+    return seams.replace(apart_in_thread=apart_in_thread)
+
+
 @mutant("shuffle-same-direction",
         "the adjoint of a warp shuffle shuffles the same way as the primal (down stays down) "
         "instead of the other way",

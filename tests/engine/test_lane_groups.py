@@ -111,7 +111,10 @@ def test_the_row_reads_of_the_tile_kernel_are_summed_through_the_warp(backend):
     # the five reads of the row's weights: one batch of 8 (5 padded), one atomic per lane group
     assert "if _wg >= 8:" in text
     assert len(re.findall(r"cuda\.shfl_xor_sync\(_wm, _ws\d+ if _wh else ", text)) == 4 + 2 + 1
-    assert re.search(r"^\s+if _wpx == 0 or _wpx == 4 or _wpx == 2 or _wpx == 6 or _wpx == 1:$", text, re.M)
+    # lane p of a group holds value p: the first five lanes add, each at its value's index (the
+    # taps k = 3, 2, 1, 0 in the reverse sweep's order, then TAPS: no progression, a select)
+    assert re.search(r"^\s+if _wpx < 5:$", text, re.M)
+    assert "(ty, (k_3 if _wpx == 0 else (k_2 if _wpx == 1 else (k_1 if _wpx == 2 else (k if _wpx == 3 else (4))))))" in text
     assert len(re.findall(r"cuda\.atomic\.add\(d_sw, ", text)) == 1 + 5    # the group's, the fallback's
     # no read there is the same along y only (w[r, tx] sits under `if tx < TAPS + 1`)
     assert "_yg" not in text
@@ -121,3 +124,24 @@ def test_reads_under_the_bounds_check_keep_one_atomic_per_thread(backend):
     text = _reverse_source(backend, "row_weights_guarded")
     assert "shfl" not in text and "_wg" not in text
     assert len(re.findall(r"cuda\.atomic\.add\(d_w, ", text)) == 5
+
+
+def test_an_unrolled_counters_indices_are_computed_from_the_lane_position(backend):
+    """The tiled product's reads sa[ty, j] and sb[j, tx], j = 15, ..., 0 unrolled: lane p of a row
+    group adds the sum for j = 15 - p, a column group's pairs (j, j - 1) likewise, with no select
+    of one index per lane; the eight column batches share their group-size tests."""
+    from harness.cases.inputs import load_kernel
+    from harness.engine.runtime.launch import Engine, LaunchConfig
+    kernel = load_kernel("kernels/tiled.py:tiled_matmul", ROOT)
+    rng = np.random.default_rng(0)
+
+    def dup():
+        return Duplicated(backend.asarray(rng.standard_normal((32, 32)).astype(np.float32)),
+                          backend.asarray(rng.standard_normal((32, 32)).astype(np.float32)))
+    plan, _ = Engine(backend).prepare(kernel, LaunchConfig.of((2, 2), (16, 16)), [dup(), dup(), dup()], "reverse")
+    text = Path(plan.source_path).read_text()
+    assert "cuda.atomic.add(d_sa, (ty, (15 + -1 * _wpx)), " in text
+    for j in (15, 13, 11, 9, 7, 5, 3, 1):
+        assert f"cuda.atomic.add(d_sb, (({j} + -1 * _wpy), tx), " in text
+    assert " if _wpx == " not in text and " if _wpy == " not in text
+    assert text.count("if _yg >= 2:") == 1 and text.count("if _yg > 2:") == 1

@@ -150,3 +150,44 @@ def test_a_nested_read_of_a_tile_that_cannot_be_replayed_goes_to_the_value_log()
     assert inner.taped_loads and inner.taped_loads <= inner.logged <= outer.logged
     assert outer.log_root and not inner.log_root
     assert not outer.taped_loads            # the read is the inner loop's: on its tape, and logged
+
+
+# ------------------------------------------------------- the tile loop's last barrier in the reverse sweep
+
+def tile_then_other_store(out, x, n):
+    tile = cuda.shared.array(32, float64)
+    other = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    acc = 0.0
+    for start in range(0, n, 32):
+        tile[t] = x[start + t]
+        cuda.syncthreads()
+        other[t] = tile[(t + 1) % 32]             # a store between the two barriers
+        acc += other[t]
+        cuda.syncthreads()
+    out[cuda.grid(1)] = acc
+
+
+def tile_without_final_barrier(out, x, n):
+    tile = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    acc = 0.0
+    for start in range(0, n, 32):
+        cuda.syncthreads()
+        tile[t] = x[start + t]
+        cuda.syncthreads()
+        acc += tile[(t + 1) % 32]
+    out[cuda.grid(1)] = acc
+
+
+def test_the_last_barrier_of_a_rebuilt_tile_loop_needs_no_mirror():
+    """The replay's barrier after the tile stores orders what the mirror of the body's last barrier
+    would (replay_needs.unmirrored_barrier); a store between the two barriers keeps the mirror, and
+    so do loops that keep their tape (a barrier first in the body, a tile stored under a condition)."""
+    from harness.engine.emission.replay_needs import unmirrored_barrier
+    from harness.engine.ir.ssa import Barrier
+    loop = _marked(staged_tile)[0]
+    assert loop.replayed_shared and unmirrored_barrier(loop) is loop.body[-1]
+    assert isinstance(loop.body[-1], Barrier)
+    for fn in (tile_then_other_store, tile_without_final_barrier, store_only_under_condition):
+        assert unmirrored_barrier(_marked(fn)[0]) is None, fn.__name__

@@ -60,7 +60,8 @@ def test_mutant_replaces_one_seam_and_touches_nothing_else(name):
     before = (dict(base.rules), dict(base.emitters), base.owned_arrays, base.mark_taped_loads,
               dict(base.option_defaults))
     planted = get_mutant(name).seams(base)
-    changed = [f for f in ("owned_arrays", "mark_taped_loads", "launch_fingerprint", "check_arguments")
+    changed = [f for f in ("owned_arrays", "mark_taped_loads", "interval_exclusive", "apart_in_thread",
+                           "launch_fingerprint", "check_arguments")
                if getattr(planted, f) is not getattr(base, f)]
     changed += [f"rules[{k}]" for k in base.rules if planted.rules[k] is not base.rules[k]]
     changed += [f"emitters[{k}]" for k in base.emitters if planted.emitters[k] is not base.emitters[k]]

@@ -63,6 +63,7 @@ class _Access:
     pins: dict                    # launch axis -> the form a guard pins its thread coordinate to
     ineqs: list                   # forms the guards around it prove >= 0
     subst: dict = None            # the guards' equations solved: symbol -> the form it equals
+    stmt: object = None           # the Store or Assign(Load) statement
 
 
 def barrier_ordered(ir: KernelIR, launch: LaunchShape, array: str) -> bool:
@@ -331,7 +332,7 @@ class _Facts:
                 return
             raw = [self.form(a) or {"@?": 1} for a in index]
             subst, pins = self._solve(eqs)
-            out.append(_Access(store, here, [_apply(f, subst) for f in raw], raw, pins, ineqs, subst))
+            out.append(_Access(store, here, [_apply(f, subst) for f in raw], raw, pins, ineqs, subst, s))
 
         def body(stmts, prefix, loop_id, eqs, ineqs):
             """A container's top-level statements: the kernel's body, or that of a loop with barriers."""
@@ -534,3 +535,29 @@ def _apply(form: dict, subst: dict) -> dict:
 
 def _merge(a, b):
     return a[0] + b[0], a[1] + b[1]
+
+
+def apart_in_thread(ir: KernelIR, array: str) -> frozenset:
+    """Pairs (frozensets of two statement ids) of `array`'s accesses that one thread, running both
+    with the same values of every name (one pass of a straight run of statements), always makes
+    at different elements: in some coordinate the two forms differ by a nonzero constant, or the
+    guards around them bound one at least one above the other (`sh[t]` and `sh[t + s]` in a tree
+    level, where the loop's condition gives s > 0). Both accesses must be provably non-negative
+    (a negative index wraps around onto another coordinate's element); coordinates are taken to be
+    in bounds, as every analysis here does. The reverse sweep uses this to keep a store's shadow
+    element in a register past other accesses of the array (emit_deferred_zeros.py)."""
+    facts = _Facts(ir)
+    accesses = [a for a in facts.accesses(array) if facts.nonnegative(a)]
+    out = set()
+    for x, y in itertools.combinations(accesses, 2):
+        if x.stmt is y.stmt or len(x.raw) != len(y.raw):
+            continue
+        bounds = list(x.ineqs) + list(y.ineqs)
+        for fx, fy in list(zip(x.raw, y.raw)) + list(zip(x.index, y.index)):
+            if "@?" in fx or "@?" in fy:          # a coordinate with no affine form
+                continue
+            diff = _sub(fx, fy)
+            if set(diff) == {"1"} or any(facts._nonneg_form(_sub(d, {"1": 1}), bounds) for d in (diff, _neg(diff))):
+                out.add(frozenset((id(x.stmt), id(y.stmt))))
+                break
+    return frozenset(out)

@@ -36,6 +36,7 @@ class Signature:
     width: int = 1                    # batch width (shadows per differentiable argument)
     owned: frozenset = frozenset()    # arrays whose adjoint updates need no atomics
     exclusive: frozenset = frozenset()    # shared arrays one thread per element between barriers (ordering.interval_exclusive)
+    apart: frozenset = frozenset()        # pairs of accesses one thread makes at different elements (ordering.apart_in_thread)
     skip_store: frozenset = frozenset()   # DuplicatedNoNeed arrays never read: primal not written
     gather: dict = field(default_factory=dict)   # array -> read groups whose adjoint is gathered (gather.py)
     coarsen: int = 0                  # reverse: grid axes of a block-coarsened kernel (coarsen.py); 0: not coarsened

@@ -4,7 +4,7 @@ emitters too. ADJOINT_EMITTERS is the default registry; an engine takes another 
 (`em`, emit_state.py) and the statement."""
 from __future__ import annotations
 
-from harness.engine.emission import coarsen, emit_extrema, emit_forward, emit_lane_sums, emit_loop_jacobian, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reverse, emit_uniform
+from harness.engine.emission import coarsen, emit_deferred_zeros, emit_extrema, emit_forward, emit_lane_sums, emit_loop_jacobian, emit_loops, emit_parallel, emit_prefetch, emit_primal, emit_reverse, emit_uniform
 from harness.engine.analyses.activity import SHUFFLES
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.ir.ssa import Assign, Atomic, Barrier, If, Load, Loop, Prim, Store, walk
@@ -41,6 +41,8 @@ def adjoint_loop(em: EmitState, s: Loop):
 
 
 def adjoint_barrier(em: EmitState, s: Barrier):
+    if id(s) in em.unmirrored:            # the replay's own barrier orders what it would
+        return
     em.barrier(em.comment_line(s.line) + " (mirrored)")
 
 
@@ -68,20 +70,34 @@ def adjoint_if(em: EmitState, s: If):
 
 def adjoint_store(em: EmitState, s: Store, consume: bool = True):
     for j in em.lanes():
-        shadow = f"{em.d(s.array, j)}[{index_text(s.index)}]"
-        early = em.prefetched.pop(em.d(s.array, j), None)
+        name, index = em.d(s.array, j), index_text(s.index)
+        shadow = f"{name}[{index}]"
+        early = em.prefetched.pop(name, None)
+        if em.zero_pending:                # zeros this read of the shadow must see
+            emit_deferred_zeros.release(em, name, s)
         if em.is_varied(s.value):
             em.line(f"{em.d(s.value, j)} += {early or shadow}")
-        if consume:
+        if consume and em.defer_zeros and early is None and _plain_updates(em, s.array):
+            emit_deferred_zeros.defer(em, name, index, s)
+        elif consume:
             em.line(f"{shadow} = 0")       # the overwritten element's cotangent is consumed
+
+
+def _plain_updates(em: EmitState, array: str) -> bool:
+    """Whether the array's shadow takes plain read-modify-writes: no other thread touches an element
+    between two of this thread's accesses (it owns the element, or, in shared memory, between
+    barriers)."""
+    return array in em.sig.owned or array in em.sig.exclusive
 
 
 def adjoint_load(em: EmitState, s: Assign):
     e = s.expr
     em.lane_site = em.lane_sums.get(id(s))
+    em.read_site = s
     for j in em.lanes():
         emit_reverse.accumulate_array(em, e.array, j, e.index, em.d(s.target, j))
     em.lane_site = None
+    em.read_site = None
 
 
 def operand_partials(em: EmitState, s: Assign):
@@ -131,6 +147,12 @@ def accumulate(em: EmitState, array: str, lane: int, index, value: str):
     its own between two barriers (a shared array, ordering.interval_exclusive)."""
     shadow = em.d(array, lane)
     slot = emit_uniform.slot_register(em, array, index, lane)
+    if em.zero_pending:                  # a store's zeroing waits: fold into it, or write it first
+        if slot is None and _plain_updates(em, array) and shadow not in em.prefetched:
+            if emit_deferred_zeros.fold(em, shadow, index_text(index), value, em.read_site):
+                return
+        else:
+            emit_deferred_zeros.release(em, shadow, None)
     if slot is not None:
         em.line(f"{slot} += {value}")
     elif array in em.sig.owned:

@@ -368,6 +368,9 @@ def reverse_loop(em: EmitState, s: Loop):
         for k, (reg, nxt) in enumerate(pairs):
             if em.is_varied(nxt):
                 em.line(f"{em.d(nxt, j)} += _c{k}")
+    unmirrored = replay_needs.unmirrored_barrier(s)
+    if unmirrored is not None:
+        em.unmirrored.add(id(unmirrored))
     emit_reverse.reverse(em, s.body)
     emit_reverse.reverse(em, s.header)
     em.line("pass")

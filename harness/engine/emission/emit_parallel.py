@@ -4,7 +4,7 @@ shuffles (the end-of-kernel reduction is emit_reduce.py's). Functions over the e
 from __future__ import annotations
 
 from harness.engine.emission.emit_state import EmitState
-from harness.engine.ir.ssa import Alloc, Assign
+from harness.engine.ir.ssa import Alloc, Assign, Barrier
 from harness.engine.emission.syntax import atom, index_text
 
 
@@ -17,8 +17,10 @@ def alloc_text(em: EmitState, p, name: str) -> str:
     return f"{name} = cuda.{p.kind}.array({shape}, {p.dtype})"
 
 
-def shadow_alloc(em: EmitState, s: Alloc, zero: bool):
-    """The shadow of a kernel-allocated array (shared arrays get a shared shadow)."""
+def shadow_alloc(em: EmitState, s: Alloc, zero: bool, fenced: bool = True):
+    """The shadow of a kernel-allocated array (shared arrays get a shared shadow). A shared
+    shadow's zeroing ends with a barrier unless `fenced` is False: a later barrier that every
+    thread reaches first orders it (zeroing_ordered_later)."""
     p = s.array
     if p.name not in em.diff_arrays:
         return
@@ -42,8 +44,24 @@ def shadow_alloc(em: EmitState, s: Alloc, zero: bool):
     idx = ", ".join(f"(_z // {st}) % {n}" for st, n in zip(strides, p.shape)) if len(p.shape) > 1 else "_z"
     for j in em.lanes():
         em.line(f"    {em.d(p.name, j)}[{idx}] = 0")
-    if p.kind == "shared":
+    if p.kind == "shared" and fenced:
         em.barrier("   # every shadow element is zero before any thread accumulates")
+
+
+def zeroing_ordered_later(em: EmitState, s: Alloc, stmts) -> bool:
+    """Whether a shared shadow zeroed at `s`, in a reverse kernel's forward sweep, needs no barrier
+    of its own: `s` is in the kernel's top-level body and a block barrier follows it there, which
+    every thread reaches before the reverse sweep first touches the shadow. The forward sweep
+    touches no shadow, but for the early reads of thread-owned shadows (emit_prefetch.py), so an
+    owned array keeps its barrier; so do device functions (whose callers' barriers are unknown)
+    and block-coarsened kernels (where the next virtual block zeroes what a slower thread may
+    still read)."""
+    if stmts is not em.ir.body or em.ir.param_forms is not None or em.sig.coarsen or em.virtual_blocks:
+        return False
+    if s.array.name in em.sig.owned:
+        return False
+    after = list(stmts)[next(k for k, t in enumerate(stmts) if t is s) + 1:]
+    return any(isinstance(t, Barrier) and not t.warp for t in after)
 
 
 def atomic_index(em: EmitState, index) -> str:

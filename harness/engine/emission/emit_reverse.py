@@ -3,7 +3,7 @@ adjoint in reverse order through the emitter registered for its kind (emit_adjoi
 control flow mirrored (reverse sweep). Functions over the emit state (emit_state.py)."""
 from __future__ import annotations
 
-from harness.engine.emission import coarsen, emit_adjoints, emit_extrema, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform, replay_needs
+from harness.engine.emission import coarsen, emit_adjoints, emit_deferred_zeros, emit_extrema, emit_gather, emit_lane_sums, emit_loops, emit_parallel, emit_plain_loops, emit_prefetch, emit_primal, emit_reduce, emit_uniform, replay_needs
 from harness.engine.emission.emit_state import EmitState
 from harness.engine.emission.emit_uniform import uniform_slots
 from harness.engine.analyses.lane_groups import lane_group_reads
@@ -23,7 +23,7 @@ def reverse_replay(em: EmitState, stmts):
             continue
         if isinstance(s, Alloc) and em.taping:
             emit_primal.primal(em, s)
-            emit_parallel.shadow_alloc(em, s, zero=True)
+            emit_parallel.shadow_alloc(em, s, zero=True, fenced=not emit_parallel.zeroing_ordered_later(em, s, stmts))
             continue
         if isinstance(s, If):
             emit_primal.emit_if(em, s, lambda: (reverse_replay(em, s.body), emit_primal.primal_phis(em, s.phis, 1)),
@@ -65,6 +65,8 @@ def reverse(em: EmitState, stmts):
 
 # adjoints that only compute registers or add into shadows: queued lane sums may wait across them
 _ARITHMETIC = ("assign", "load")
+# adjoints a deferred zero of a store's shadow element may wait across (emit_deferred_zeros.py)
+_PLAIN_UPDATES = ("assign", "load", "store")
 
 
 def _reverse(em: EmitState, stmts):
@@ -73,9 +75,15 @@ def _reverse(em: EmitState, stmts):
         if kind is not None:
             if kind not in _ARITHMETIC and em.lane_sum_queue:
                 emit_lane_sums.flush(em)
+            if kind not in _PLAIN_UPDATES and em.zero_pending:
+                emit_deferred_zeros.flush(em)
+            em.defer_zeros = kind == "store"
             em.emitters[kind](em, s)
+            em.defer_zeros = False
     if em.lane_sum_queue:
         emit_lane_sums.flush(em)
+    if em.zero_pending:
+        emit_deferred_zeros.flush(em)
 
 
 def reverse_phis(em: EmitState, phis, side: int):

@@ -68,8 +68,13 @@ class EmitState:
     lane_site: str | None = None              # the axis of the read being differentiated, if it is one
     lane_sum_queue: list = field(default_factory=list)    # (shadow, index, register, type, axis) waiting to be summed
     lane_sum_count: int = 0                   # registers named so far
+    unmirrored: set = field(default_factory=set)   # ids of barriers whose mirror orders nothing (replay_needs.unmirrored_barrier)
+    int_constants: dict | None = None         # names assigned one integer literal (emit_lane_sums.py; computed on first use)
     replay_needs: set[str] | None = None      # names a loop's reverse replay must compute (replay_needs.py); None: all
     block_tape: set[str] = field(default_factory=set)    # loop registers taped once per block in shared memory (emit_loops.py)
+    zero_pending: dict = field(default_factory=dict)     # (shadow, index text) -> (store, line of its zeroing) a later add may replace (emit_deferred_zeros.py)
+    defer_zeros: bool = False                 # a store's adjoint may remember its zeroing (set by emit_reverse for one statement)
+    read_site: object = None                  # the read whose adjoint is being accumulated, if it is one
 
     @classmethod
     def start(cls, ir: KernelIR, sig, varied: set[str], emitters: Mapping, rules: Mapping | None) -> "EmitState":

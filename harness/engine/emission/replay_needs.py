@@ -124,3 +124,34 @@ def barrier_orders_replay(barrier: Barrier, loop: Loop | None, stmts: list) -> b
     at = next(k for k, s in enumerate(stmts) if s is barrier)
     start = max((k + 1 for k in range(at) if isinstance(stmts[k], Barrier)), default=0)
     return any(isinstance(t, Store) and t.array in loop.replayed_shared for t in walk(stmts[start:at]))
+
+
+def unmirrored_barrier(loop: Loop) -> Barrier | None:
+    """The barrier that ends a loop's body when its mirror in the reverse sweep orders nothing.
+
+    The reverse sweep of an iteration replays it, then mirrors the body's barriers from the last.
+    Where the replay rebuilds shared tiles and keeps the barrier after their stores (the tiled
+    matrix product: stores, barrier, reads of the tiles, barrier), the body's last barrier is
+    mirrored right after the replay's reads: between the replay's barrier and that mirror this
+    thread writes no shared memory and touches no shadow, and after the mirror come only the last
+    segment's adjoints, which touch shadows and no primal shared array. The earlier iteration's
+    adjoints are ordered before them by the replay's barrier, and the replay's reads before the next
+    replay's stores by the mirrors that follow. So that mirror is dropped when: the loop rebuilds
+    tiles; the body ends with a block barrier; the top-level barrier before it is one the replay
+    keeps; and between the two there is no store, atomic, barrier or device-side autodiff."""
+    body = list(loop.body)
+    if not loop.replayed_shared or not body or not _block_barrier(body[-1]):
+        return None
+    if any(isinstance(t, Nested) for t in walk(list(loop.header) + body)):
+        return None
+    earlier = [k for k in range(len(body) - 1) if isinstance(body[k], Barrier)]
+    if not earlier or not _block_barrier(body[earlier[-1]]) or \
+            not barrier_orders_replay(body[earlier[-1]], loop, loop.body):
+        return None
+    if any(isinstance(t, (Store, Atomic, Barrier, Nested)) for t in walk(body[earlier[-1] + 1:-1])):
+        return None
+    return body[-1]
+
+
+def _block_barrier(s) -> bool:
+    return isinstance(s, Barrier) and not s.warp
