@@ -21,6 +21,7 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `len(a)`, `len(a[i])`                          -> `a.shape[0]`, `a[i].shape[0]`
   `s = a.shape`, then `s[0]`, `len(s)`, `M, N = s`  -> `a.shape[0]`, `a.ndim`, `M, N = a.shape[0], a.shape[1]`
     (s bound once, a an array name never rebound: s is the shape itself, and its binding goes)
+  `d = a.dtype`, then `d.type(v)`, `dtype=d`     -> `a.dtype.type(v)`, `dtype=a.dtype` (the same conditions)
   `len(a.shape)`                                 -> `a.ndim`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
   `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index or an atomic's index)
@@ -361,9 +362,14 @@ def _binding_counts(fn: ast.FunctionDef) -> dict[str, int]:
     return stores
 
 
+_INLINED_ARRAY_ATTRIBUTES = ("shape", "dtype")
+
+
 def _inline_shape_names(fn: ast.FunctionDef) -> None:
     """`s = a.shape` names an array's shape tuple, which numba.cuda keeps as a value; the lowering
     reads shapes by component, so every read of `s` becomes `a.shape` itself and the binding goes.
+    `d = a.dtype` is the same for the array's dtype (read as `d.type(v)`, a cast to it, or as a
+    local array's dtype): the lowering knows `a`'s dtype when it compiles, not a dtype value.
     Only where that cannot change a value: `s` bound once (by this statement) and `a` a name the
     function binds at most once (a parameter, an allocated array), so `a.shape` is the same tuple
     wherever `s` is read. Anything else stays for the lowering to judge."""
@@ -371,7 +377,7 @@ def _inline_shape_names(fn: ast.FunctionDef) -> None:
     shapes = {}
     for n in ast.walk(fn):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and isinstance(n.value, ast.Attribute) and n.value.attr in _INLINED_ARRAY_ATTRIBUTES \
                 and isinstance(n.value.value, ast.Name) and stores.get(n.targets[0].id) == 1 \
                 and stores.get(n.value.value.id, 0) <= 1 and n.value.value.id != n.targets[0].id:
             shapes[n.targets[0].id] = (n, n.value.value.id)
@@ -386,7 +392,8 @@ def _inline_shape_names(fn: ast.FunctionDef) -> None:
 
         def visit_Name(self, node):
             if isinstance(node.ctx, ast.Load) and node.id in shapes:
-                return _at(ast.Attribute(ast.Name(shapes[node.id][1], ast.Load()), "shape", ast.Load()), node)
+                binding, array = shapes[node.id]
+                return _at(ast.Attribute(ast.Name(array, ast.Load()), binding.value.attr, ast.Load()), node)
             return node
     Inline().visit(fn)
 

@@ -12,7 +12,7 @@ from harness.engine.frontend.lower_dispatch import expression, lowers
 from harness.engine.frontend.lower_exprs import element
 from harness.engine.frontend.lower_inline import autodiff_call, device_call
 from harness.engine.frontend.lower_random import is_random_call, random_call
-from harness.engine.frontend.lower_resolve import dotted, literal_int, resolve_call
+from harness.engine.frontend.lower_resolve import array_dtype, dotted, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.frontend.numba_limits import numba_refusal
 from harness.engine.rules.table import arity_problem
@@ -159,6 +159,8 @@ def alloc(st: LoweringState, name: str, call, out):
 def dtype_of(st: LoweringState, node) -> str:
     import numpy as np
     obj = None
+    if array_dtype(st, node):                  # `dtype=a.dtype`: the array's own dtype
+        return array_dtype(st, node)
     if isinstance(node, ast.Name):
         try:
             obj = resolve_global(st.src, node.id) if node.id not in st.env else None
