@@ -157,6 +157,13 @@ def runtime_step_range(st: LoweringState, s: ast.For, start, stop, step) -> list
     return header + [loop_]
 
 
+def names_read_after(st: LoweringState, s) -> set[str]:
+    """The names the function being lowered reads after loop `s` ends in its source."""
+    end = (s.end_lineno, s.end_col_offset)
+    return {n.id for n in ast.walk(st.src.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            and getattr(n, "lineno", None) is not None and (n.lineno, n.col_offset) >= end}
+
+
 @lowers(ast.While)
 def while_loop(st: LoweringState, s: ast.While, out):
     if s.orelse:
@@ -188,16 +195,24 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         # a counter that rebinds a name defined before the loop: Python leaves it holding the last
         # iteration's value, or the old value when the loop runs no iteration; carried like any name
         assigned.add(var)
-    carried_vars = sorted(v for v in assigned if v in st.env or v == brk)
+    # a name first bound in the body and read after the loop holds the last iteration's value
+    # there (Python's scoping, which numba keeps): it is carried too, from a typed zero before the
+    # loop (what it holds if no iteration binds it, where Python would raise and numba reads an
+    # undefined value), its type the one the body gives it
+    first_bound = sorted(v for v in assigned - set(st.env) - {brk, var}
+                         if v not in st.arrays and v in names_read_after(st, s))
+    carried_vars = sorted(set(v for v in assigned if v in st.env or v == brk) | set(first_bound))
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
     line = st.line
     functions = st.local_functions
     widened: dict[str, str] = {}
-    for _attempt in range(3):
+    for _attempt in range(4):
         snapshot = st.snapshot()
         pre: list = []
         registers = {}
+        for v in first_bound:
+            st.env[v] = st.emit_assign(pre, st.fresh(v), Prim(f"cast_{widened.get(v, 'int64')}", (Lit(0),)))
         for v in carried_vars:
             reg = st.fresh(v)
             st.emit_assign(pre, reg, Prim("copy", (st.env[v],)))
@@ -220,10 +235,14 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         carried = [(registers[v], st.env[v]) for v in carried_vars if st.env[v] != registers[v]]
         changed = {v: st.types[registers[v]] for v in carried_vars
                    if promote_pair(st.types[registers[v]], st.atom_type(st.env[v])) != st.types[registers[v]]}
-        if not changed:
+        # the zero before the loop has no type of its own: the register takes the body's type
+        retyped = {v: st.atom_type(st.env[v]) for v in first_bound
+                   if st.atom_type(st.env[v]) != st.types[registers[v]]}
+        if not changed and not retyped:
             break
         for v in changed:
             widened[v] = promote_pair(st.types[registers[v]], st.atom_type(st.env[v]))
+        widened.update(retyped)
         st.restore(snapshot)
     else:
         raise st.err(s, "loop-carried types did not settle")

@@ -1,0 +1,60 @@
+"""Dialect kernels for constructs met in the third batch of unseen public kernels: an array's dtype
+read inside the kernel, names first bound inside a `while True:` loop and read after it, and index
+tuples handed to device functions."""
+import math
+
+from numba import cuda
+
+
+@cuda.jit
+def dtype_casts(out, x):
+    # dpbench's spelling: the kernel's float type taken from an argument, not hard-coded
+    dtype = x.dtype
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        scratch = cuda.local.array(shape=(3,), dtype=dtype)
+        acc = dtype.type(0.0)
+        for k in range(3):
+            scratch[k] = x[i] * dtype.type(k + 1)
+        for k in range(3):
+            acc += scratch[k] * scratch[k]
+        out[i] = x.dtype.type(0.5) * math.sqrt(acc)
+
+
+@cuda.jit
+def while_true_search(out, x, xp, fp):
+    # Datashader's interp: a bisection in `while True` whose index is first bound in the body and
+    # read after the loop, which only a break leaves
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        v = x[i]
+        lo = 0
+        hi = xp.shape[0] - 1
+        while True:
+            mid = 1 + (lo + hi) // 2
+            if xp[mid] < v:
+                lo = mid
+            elif xp[mid - 1] > v:
+                hi = mid - 1
+            else:
+                break
+        slope = (fp[mid] - fp[mid - 1]) / (xp[mid] - xp[mid - 1])
+        out[i] = fp[mid - 1] + slope * (v - xp[mid - 1])
+
+
+@cuda.jit(device=True)
+def _scaled_add(ary, idx, val):
+    cuda.atomic.add(ary, idx, 2.0 * val)
+
+
+@cuda.jit(device=True)
+def _read_at(ary, idx):
+    return ary[idx]
+
+
+@cuda.jit
+def tuple_index_arguments(out, x):
+    # Datashader's clip: the element's index tuple passed to a device function that indexes with it
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        _scaled_add(out, (i, j), _read_at(x, (i, j)) * x[i, j])
