@@ -107,6 +107,10 @@ def cuda_call(st: LoweringState, name, node, out):
         return None
     if name.startswith("cuda.atomic."):
         op = name.rsplit(".", 1)[1]
+        if op in ("nanmax", "nanmin"):
+            # the same winner as max/min on numbers; NaN operands are skipped rather than kept
+            raise st.err(node, f"cuda.atomic.{op} (the NaN-ignoring {op[3:]}) is not differentiated by the engine "
+                         f"yet; cuda.atomic.{op[3:]} is")
         if op not in ("add", "sub", "max", "min"):
             raise st.err(node, f"cuda.atomic.{op} cannot be differentiated: its result depends on the "
                          "order in which threads arrive (only add, sub, max and min are supported)")

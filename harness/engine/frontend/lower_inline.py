@@ -5,6 +5,7 @@ Functions over the lowering's state (lower_state.py).
 from __future__ import annotations
 
 import ast
+import copy
 
 from harness.engine.frontend import lower_local_functions as local_functions
 from harness.engine.frontend.control import RET, prepare_body
@@ -38,6 +39,42 @@ def device_call(st: LoweringState, fn, node, out) -> list:
     return [t]
 
 
+def index_tuple_parameters(st: LoweringState, src, stmts: list, tuples: dict[str, int]) -> list:
+    """A helper's parameter given a tuple (`cuda_atomic_nanmax(ary, (i, j), v)`) is read through its
+    components, bound as `p__0, p__1, ...`: as a whole index (`ary[p]`, an atomic's index) it is
+    the tuple of them, `p[k]` with k a literal is `p__k`. numba passes the tuple as a value; any
+    other use of it is refused, naming the line."""
+    class Components(ast.NodeTransformer):
+        def whole(self, node):
+            return ast.copy_location(ast.Tuple([ast.copy_location(ast.Name(f"{node.id}__{k}", ast.Load()), node)
+                                                for k in range(tuples[node.id])], ast.Load()), node)
+
+        def visit_Subscript(self, node):
+            v, k = node.value, node.slice
+            if isinstance(v, ast.Name) and v.id in tuples and isinstance(k, ast.Constant) \
+                    and isinstance(k.value, int) and -tuples[v.id] <= k.value < tuples[v.id]:
+                return ast.copy_location(ast.Name(f"{v.id}__{k.value % tuples[v.id]}", ast.Load()), node)
+            if isinstance(k, ast.Name) and k.id in tuples:
+                node.value = self.visit(node.value)
+                node.slice = self.whole(k)
+                return node
+            return self.generic_visit(node)
+
+        def visit_Call(self, node):
+            d = node.func
+            if isinstance(d, ast.Attribute) and isinstance(d.value, ast.Attribute) and d.value.attr == "atomic" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Name) and node.args[1].id in tuples:
+                node.args[1] = self.whole(node.args[1])
+            return self.generic_visit(node)
+
+        def visit_Name(self, node):
+            if node.id in tuples:
+                raise src.unsupported(node, f"the tuple argument `{node.id}` of {src.name} is used here other "
+                                            "than as an index or through a literal position (`{node.id}[0]`)")
+            return node
+    return [Components().visit(copy.deepcopy(s)) for s in stmts]
+
+
 def inline(st: LoweringState, fn, args, out, node) -> list:
     """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms); an inner
     function (lower_local_functions.py) also sees its free names bound as in the body defining it."""
@@ -49,10 +86,14 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         raise st.err(node, f"recursive call to {src.name} cannot be differentiated")
     if len(args) != len(src.params):
         raise st.err(node, f"{src.name} takes {len(src.params)} arguments, {len(args)} given")
-    arrays, views, scalars = {}, {}, []
+    arrays, views, scalars, tuples = {}, {}, [], {}
     for pname, a in zip(src.params, args):
         row = view(st, a, out) if isinstance(a, ast.Subscript) else None
-        if isinstance(a, ast.Name) and a.id in st.arrays:
+        if isinstance(a, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in a.elts):
+            # an index tuple (`f(ary, (i, j))`): one scalar per component (index_tuple_parameters)
+            tuples[pname] = len(a.elts)
+            scalars.extend((f"{pname}__{k}", expression(st, e, out)) for k, e in enumerate(a.elts))
+        elif isinstance(a, ast.Name) and a.id in st.arrays:
             arrays[pname] = st.arrays[a.id]
             if a.id in st.views:
                 views[pname] = st.views[a.id]
@@ -76,7 +117,10 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     for pname, atom_ in scalars:
         st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
     st.src, st.arrays, st.views = src, arrays, views
-    body = block(st, prepare_body(src, values=True))
+    stmts = prepare_body(src, values=True)
+    if tuples:
+        stmts = index_tuple_parameters(st, src, stmts, tuples)
+    body = block(st, stmts)
     for t in walk(body):                   # refusals name the helper's file, not the caller's
         if getattr(t, "file", None) is None:
             t.file = src.file
