@@ -9,7 +9,7 @@ import copy
 
 from harness.engine.frontend import lower_local_functions as local_functions
 from harness.engine.frontend.control import RET, prepare_body
-from harness.engine.frontend.source import parse_kernel, resolve_global
+from harness.engine.frontend.source import parse_kernel, python_function, resolve_global
 from harness.engine.ir.ssa import Assign, Nested, NestedArg, Prim, walk
 from harness.engine.frontend.lower_dispatch import block, expression
 from harness.engine.frontend.lower_exprs import view
@@ -75,6 +75,16 @@ def index_tuple_parameters(st: LoweringState, src, stmts: list, tuples: dict[str
     return [Components().visit(copy.deepcopy(s)) for s in stmts]
 
 
+def with_module_defaults(fn, args: list) -> list:
+    """A module-level device function's call completed from its trailing defaults, when they are
+    numbers (numba compiles an omitted argument as its default's constant)."""
+    defaults = python_function(fn).__defaults__ or ()
+    missing = len(python_function(fn).__code__.co_varnames[:python_function(fn).__code__.co_argcount]) - len(args)
+    if 0 < missing <= len(defaults) and all(isinstance(v, (bool, int, float)) for v in defaults[-missing:]):
+        return list(args) + [ast.Constant(v) for v in defaults[len(defaults) - missing:]]
+    return list(args)
+
+
 def inline(st: LoweringState, fn, args, out, node) -> list:
     """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms); an inner
     function (lower_local_functions.py) also sees its free names bound as in the body defining it."""
@@ -82,6 +92,8 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     src = fn.src if local else parse_kernel(fn)
     if local:
         args = local_functions.with_defaults(fn, args)
+    else:
+        args = with_module_defaults(fn, args)
     if src.name in st.call_stack:
         raise st.err(node, f"recursive call to {src.name} cannot be differentiated")
     if len(args) != len(src.params):
@@ -93,6 +105,9 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
             # an index tuple (`f(ary, (i, j))`): one scalar per component (index_tuple_parameters)
             tuples[pname] = len(a.elts)
             scalars.extend((f"{pname}__{k}", expression(st, e, out)) for k, e in enumerate(a.elts))
+        elif isinstance(a, ast.Name) and a.id in st.tuple_names:     # a tuple a device function returned
+            tuples[pname] = st.tuple_names[a.id]
+            scalars.extend((f"{pname}__{k}", st.env[f"{a.id}__{k}"]) for k in range(tuples[pname]))
         elif isinstance(a, ast.Name) and a.id in st.arrays:
             arrays[pname] = st.arrays[a.id]
             if a.id in st.views:
@@ -103,7 +118,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
             scalars.append((pname, a if not isinstance(a, ast.AST) else expression(st, a, out)))
     free, free_arrays, free_views = local_functions.closure(st, fn, node) if local else ({}, {}, {})
     saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-             st.outer_scopes)
+             st.outer_scopes, st.tuple_names)
     st.calls.append((src.name, st.call_stack[-1], st.line))
     st.call_stack.append(src.name)
     st.prefix = f"{st.prefix}{src.name}_"
@@ -113,6 +128,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     if not local:                          # a module-level function sees no kernel's inner functions
         st.local_functions = {}
     st.env = dict(free)
+    st.tuple_names = {}
     arrays, views = {**free_arrays, **arrays}, {**free_views, **views}
     for pname, atom_ in scalars:
         st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
@@ -132,7 +148,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         k += 1
     st.call_stack.pop()
     (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-     st.outer_scopes) = saved
+     st.outer_scopes, st.tuple_names) = saved
     return results
 
 
