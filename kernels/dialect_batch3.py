@@ -58,3 +58,26 @@ def tuple_index_arguments(out, x):
     i, j = cuda.grid(2)
     if i < out.shape[0] and j < out.shape[1]:
         _scaled_add(out, (i, j), _read_at(x, (i, j)) * x[i, j])
+
+
+@cuda.jit(device=True)
+def _polar_point(angle, r, flip=0):
+    # spiral_blr's spelling: a tuple returned, a trailing default the call may leave out
+    if flip == 0:
+        return (r * math.cos(angle), r * math.sin(angle))
+    return (-r * math.cos(angle), -r * math.sin(angle))
+
+
+@cuda.jit(device=True)
+def _distance(p, q):
+    return math.sqrt((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2)
+
+
+@cuda.jit
+def tuple_results(out, angle, r, flip):
+    # a device function's tuple held in a name, read by position and passed whole to another
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        p = _polar_point(angle[i], r[i])
+        q = _polar_point(angle[i] + 0.5, r[i] * 0.5, flip)
+        out[i] = p[0] * q[1] - p[-1] + _distance(p, q)

@@ -82,10 +82,11 @@ def conditional(st: LoweringState, node, out):
 def subscript_value(st: LoweringState, node, out):
     v, k = node.value, node.slice
     if isinstance(v, ast.Name) and v.id in st.tuple_names:      # `p[k]` of a tuple a device function returned
-        n = st.tuple_names[v.id]
-        if not (isinstance(k, ast.Constant) and isinstance(k.value, int) and -n <= k.value < n):
-            raise st.err(node, f"`{ast.unparse(node)}`: a tuple's element is read at a literal position here")
-        return st.env[f"{v.id}__{k.value % n}"]
+        n, position = st.tuple_names[v.id], constant_value(st.src, k)
+        if not (isinstance(position, int) and -n <= position < n):
+            raise st.err(node, f"`{ast.unparse(node)}`: the elements of a tuple of {n} values are read at constant "
+                               f"positions from {-n} to {n - 1}")
+        return st.env[f"{v.id}__{position % n}"]
     length = windowed_shape(st, node, out)
     if length is not None:
         return length

@@ -9,7 +9,7 @@ import copy
 
 from harness.engine.frontend import lower_local_functions as local_functions
 from harness.engine.frontend.control import RET, prepare_body
-from harness.engine.frontend.source import parse_kernel, python_function, resolve_global
+from harness.engine.frontend.source import constant, parse_kernel, python_function, resolve_global
 from harness.engine.ir.ssa import Assign, Nested, NestedArg, Prim, walk
 from harness.engine.frontend.lower_dispatch import block, expression
 from harness.engine.frontend.lower_exprs import view
@@ -51,9 +51,9 @@ def index_tuple_parameters(st: LoweringState, src, stmts: list, tuples: dict[str
 
         def visit_Subscript(self, node):
             v, k = node.value, node.slice
-            if isinstance(v, ast.Name) and v.id in tuples and isinstance(k, ast.Constant) \
-                    and isinstance(k.value, int) and -tuples[v.id] <= k.value < tuples[v.id]:
-                return ast.copy_location(ast.Name(f"{v.id}__{k.value % tuples[v.id]}", ast.Load()), node)
+            position = constant(src, k) if isinstance(v, ast.Name) and v.id in tuples else None
+            if isinstance(position, int) and -tuples[v.id] <= position < tuples[v.id]:
+                return ast.copy_location(ast.Name(f"{v.id}__{position % tuples[v.id]}", ast.Load()), node)
             if isinstance(k, ast.Name) and k.id in tuples:
                 node.value = self.visit(node.value)
                 node.slice = self.whole(k)
