@@ -14,6 +14,7 @@ from harness.engine.frontend.lower_dispatch import block, expression, lowers
 from harness.engine.frontend.lower_exprs import is_view
 from harness.engine.frontend.lower_resolve import literal_int
 from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.frontend.read_after import read_after
 from harness.engine.ir.types import promote_pair
 
 UNROLL_LIMIT = 16            # static range loops up to this trip count are unrolled
@@ -157,13 +158,6 @@ def runtime_step_range(st: LoweringState, s: ast.For, start, stop, step) -> list
     return header + [loop_]
 
 
-def names_read_after(st: LoweringState, s) -> set[str]:
-    """The names the function being lowered reads after loop `s` ends in its source."""
-    end = (s.end_lineno, s.end_col_offset)
-    return {n.id for n in ast.walk(st.src.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            and getattr(n, "lineno", None) is not None and (n.lineno, n.col_offset) >= end}
-
-
 @lowers(ast.While)
 def while_loop(st: LoweringState, s: ast.While, out):
     if s.orelse:
@@ -200,7 +194,7 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     # loop (what it holds if no iteration binds it, where Python would raise and numba reads an
     # undefined value), its type the one the body gives it
     first_bound = sorted(v for v in assigned - set(st.env) - {brk, var}
-                         if v not in st.arrays and v in names_read_after(st, s))
+                         if v not in st.arrays and not v.startswith(("!", SKIP)) and read_after(st.src.tree, s, v))
     carried_vars = sorted(set(v for v in assigned if v in st.env or v == brk) | set(first_bound))
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
