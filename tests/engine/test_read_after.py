@@ -77,6 +77,21 @@ def first_loop(source: str):
          for i in range(n):
              t = x[i]
      """, False),
+    ("""
+     def k(out, x, n):
+         for j in range(n):
+             t = x[j]
+         for t in x:
+             out[0] += t
+     """, False),                                   # the next loop's target rebinds it each iteration
+    ("""
+     def k(out, x, n):
+         for j in range(n):
+             t = x[j]
+         for t in x:
+             out[0] += 1.0
+         out[1] = t
+     """, True),                                    # that loop may run no iteration
 ])
 def test_read_after(source, expected):
     tree, loop = first_loop(source)

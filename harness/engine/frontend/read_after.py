@@ -64,8 +64,10 @@ def _scan_statement(s, name: str) -> str:
         header = s.iter if isinstance(s, ast.For) else s.test
         if _loads(header, name):
             return READ
-        # a binding in the body may not run (no iteration), so it kills nothing after the loop
-        if READ in (_scan_block(s.body, name), _scan_block(s.orelse, name)):
+        # a binding in the body may not run (no iteration), so it kills nothing after the loop; a
+        # `for` whose target is the name rebinds it before each run of the body
+        rebinds = isinstance(s, ast.For) and _binds_plainly(s.target, name)
+        if READ in ((NONE if rebinds else _scan_block(s.body, name)), _scan_block(s.orelse, name)):
             return READ
         return NONE
     return READ if _mentions(s, name) else NONE
