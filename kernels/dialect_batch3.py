@@ -81,3 +81,13 @@ def tuple_results(out, angle, r, flip):
         p = _polar_point(angle[i], r[i])
         q = _polar_point(angle[i] + 0.5, r[i] * 0.5, flip)
         out[i] = p[0] * q[1] - p[-1] + _distance(p, q)
+
+
+@cuda.jit
+def tuple_result_in_loop(out, angle, r, n):
+    # a tuple bound in a loop and read after it: refused (its components are not carried)
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        for k in range(n):
+            p = _polar_point(angle[i] * k, r[i])
+        out[i] = p[0]

@@ -226,6 +226,10 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         st.depth_ctl += 1
         lowered = block(st, body)
         st.depth_ctl -= 1
+        for v in carried_vars:
+            if v not in st.env:          # rebound in the body to a device function's tuple
+                raise st.err(s, f"'{v}' holds a tuple of values bound in this loop and is used after an "
+                                "iteration: unpack the tuple into names instead")
         carried = [(registers[v], st.env[v]) for v in carried_vars if st.env[v] != registers[v]]
         changed = {v: st.types[registers[v]] for v in carried_vars
                    if promote_pair(st.types[registers[v]], st.atom_type(st.env[v])) != st.types[registers[v]]}
