@@ -91,3 +91,21 @@ def tuple_result_in_loop(out, angle, r, n):
         for k in range(n):
             p = _polar_point(angle[i] * k, r[i])
         out[i] = p[0]
+
+
+@cuda.jit(device=True)
+def _signed_pair(a, b, flip):
+    if flip == 0:
+        return (a * b, a + b)
+    return (-a * b, -(a + b))
+
+
+@cuda.jit
+def literal_branch_argument(out, x, y):
+    # a literal argument that the helper's returning branch tests: numba may prune the branch in
+    # one generated copy of the body and not in another
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        a, b = _signed_pair(x[i], y[i], 0)
+        c, d = _signed_pair(x[i], y[i], 1)
+        out[i] = a * d + b * c

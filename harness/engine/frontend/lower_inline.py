@@ -10,7 +10,7 @@ import copy
 from harness.engine.frontend import lower_local_functions as local_functions
 from harness.engine.frontend.control import RET, prepare_body
 from harness.engine.frontend.source import constant, parse_kernel, python_function, resolve_global
-from harness.engine.ir.ssa import Assign, Nested, NestedArg, Prim, walk
+from harness.engine.ir.ssa import Assign, Lit, Nested, NestedArg, Prim, walk
 from harness.engine.frontend.lower_dispatch import block, expression
 from harness.engine.frontend.lower_exprs import view
 from harness.engine.frontend.lower_local_functions import LocalFunction
@@ -75,6 +75,16 @@ def index_tuple_parameters(st: LoweringState, src, stmts: list, tuples: dict[str
     return [Components().visit(copy.deepcopy(s)) for s in stmts]
 
 
+def names_tested_before_returns(fn: ast.FunctionDef) -> set[str]:
+    """The names an `if` or conditional expression tests when one of its sides returns."""
+    names = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.If) and any(isinstance(r, ast.Return) for b in (n.body, n.orelse)
+                                         for s in b for r in ast.walk(s)):
+            names |= {m.id for m in ast.walk(n.test) if isinstance(m, ast.Name)}
+    return names
+
+
 def with_module_defaults(fn, args: list) -> list:
     """A module-level device function's call completed from its trailing defaults, when they are
     numbers (numba compiles an omitted argument as its default's constant)."""
@@ -130,8 +140,14 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     st.env = dict(free)
     st.tuple_names = {}
     arrays, views = {**free_arrays, **arrays}, {**free_views, **views}
+    tested = names_tested_before_returns(src.tree)
     for pname, atom_ in scalars:
-        st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
+        # a literal copied into a parameter that a returning branch tests would let numba prune
+        # that branch in some generated copies of the body and not others (the reverse sweep
+        # replays it), leaving a returned value undefined where numba types it; a cast is no
+        # constant to numba's pruning
+        op = f"cast_{st.atom_type(atom_)}" if isinstance(atom_, Lit) and pname in tested else "copy"
+        st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim(op, (atom_,)))
     st.src, st.arrays, st.views = src, arrays, views
     stmts = prepare_body(src, values=True)
     if tuples:
