@@ -109,3 +109,12 @@ def literal_branch_argument(out, x, y):
         a, b = _signed_pair(x[i], y[i], 0)
         c, d = _signed_pair(x[i], y[i], 1)
         out[i] = a * d + b * c
+
+
+@cuda.jit
+def tuple_name_arguments(out, x):
+    # an index tuple held in a name, then passed to device functions
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        at = (i, j)
+        _scaled_add(out, at, _read_at(x, at) * x[at])

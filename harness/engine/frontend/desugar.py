@@ -24,8 +24,8 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `d = a.dtype`, then `d.type(v)`, `dtype=d`     -> `a.dtype.type(v)`, `dtype=a.dtype` (the same conditions)
   `len(a.shape)`                                 -> `a.ndim`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
-  `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index or an atomic's index)
-                                                 -> `p__0 = x`, `p__1 = y` ... `a[p__0, p__1]`
+  `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index, an atomic's index
+    or an argument of a call, `f(a, p)`)         -> `p__0 = x`, `p__1 = y` ... `a[p__0, p__1]`, `f(a, (p__0, p__1))`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
   `t: T` (no value), `assert c, msg`, `raise E`  -> removed (see ASSERTS)
@@ -418,7 +418,7 @@ def _split_index_tuples(fn: ast.FunctionDef, local: set[str]) -> None:
             width[n.id] = k if width.get(n.id, k) == k else None
         elif isinstance(n.ctx, ast.Load):
             read[n.id] = read.get(n.id, True) and (isinstance(up, ast.Subscript) and up.slice is n
-                                                   or _atomic_index(up) is n)
+                                                   or _atomic_index(up) is n or _passed_whole(up, n))
         else:
             width[n.id] = None
     split = {name: k for name, k in width.items() if k and read.get(name)
@@ -450,10 +450,19 @@ def _split_index_tuples(fn: ast.FunctionDef, local: set[str]) -> None:
             index = _atomic_index(node)
             if isinstance(index, ast.Name) and index.id in split:
                 node.args[1] = self.components(index)
+            node.args = [self.components(a) if isinstance(a, ast.Name) and a.id in split and _passed_whole(node, a)
+                         else a for a in node.args]
             return node
 
     Split().visit(fn)
     local.update(f"{name}__{i}" for name, k in split.items() for i in range(k))
+
+
+def _passed_whole(call, name) -> bool:
+    """`f(a, p)`: the tuple p passed whole to a function (a device function takes its components);
+    `len(p)` is left alone."""
+    return isinstance(call, ast.Call) and any(a is name for a in call.args) \
+        and not (isinstance(call.func, ast.Name) and call.func.id == "len")
 
 
 def _atomic_index(node):
