@@ -85,12 +85,12 @@ def tuple_results(out, angle, r, flip):
 
 @cuda.jit
 def tuple_result_in_loop(out, angle, r, n):
-    # a tuple bound in a loop and read after it: refused (its components are not carried)
+    # a tuple bound in a loop and read after it: its components are carried out of the loop
     i = cuda.grid(1)
     if i < out.shape[0]:
         for k in range(n):
-            p = _polar_point(angle[i] * k, r[i])
-        out[i] = p[0]
+            p = _polar_point(angle[i] * (k + 1), r[i])
+        out[i] = p[0] * p[1]
 
 
 @cuda.jit(device=True)
@@ -118,3 +118,14 @@ def tuple_name_arguments(out, x):
     if i < out.shape[0] and j < out.shape[1]:
         at = (i, j)
         _scaled_add(out, at, _read_at(x, at) * x[at])
+
+
+@cuda.jit
+def tuple_result_rebound_in_loop(out, angle, r, n):
+    # a tuple bound before a loop, rebound in it, read after it (the first value when it runs no iteration)
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        p = _polar_point(angle[i], r[i])
+        for k in range(n):
+            p = _polar_point(angle[i] + p[1], r[i] * (k + 2))
+        out[i] = p[0] - p[1]

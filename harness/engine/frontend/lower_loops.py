@@ -201,7 +201,7 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     line = st.line
     functions = st.local_functions
     widened: dict[str, str] = {}
-    for _attempt in range(4):
+    for _attempt in range(5):
         snapshot = st.snapshot()
         pre: list = []
         registers = {}
@@ -226,10 +226,22 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         st.depth_ctl += 1
         lowered = block(st, body)
         st.depth_ctl -= 1
-        for v in carried_vars:
-            if v not in st.env:          # rebound in the body to a device function's tuple
-                raise st.err(s, f"'{v}' holds a tuple of values bound in this loop and is used after an "
-                                "iteration: unpack the tuple into names instead")
+        lost = [v for v in carried_vars if v not in st.env]
+        if lost:
+            # bound in the body to a device function's tuple: its components are what is carried
+            if any(v not in st.tuple_names for v in lost):
+                raise st.err(s, f"'{lost[0]}' is bound in this loop to a value the loop cannot carry")
+            sizes = {v: st.tuple_names[v] for v in lost}
+            st.restore(snapshot)
+            for v, n in sizes.items():
+                first_bound = [x for x in first_bound if x != v]
+                carried_vars = [x for x in carried_vars if x != v]
+                for c in (f"{v}__{k}" for k in range(n)):
+                    if c not in st.env:
+                        first_bound.append(c)
+                    carried_vars.append(c)
+            first_bound, carried_vars = sorted(set(first_bound)), sorted(set(carried_vars))
+            continue
         carried = [(registers[v], st.env[v]) for v in carried_vars if st.env[v] != registers[v]]
         changed = {v: st.types[registers[v]] for v in carried_vars
                    if promote_pair(st.types[registers[v]], st.atom_type(st.env[v])) != st.types[registers[v]]}

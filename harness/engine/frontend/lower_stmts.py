@@ -193,11 +193,11 @@ def assign(st: LoweringState, target, value, out):
     if isinstance(target, ast.Name):
         if target.id in st.arrays:
             raise st.err(target, f"cannot rebind array '{target.id}'")
-        st.tuple_names.pop(target.id, None)
         if isinstance(value, ast.Call) and returns_tuple(st, value):
             # `p = f(...)` with f returning a tuple: numba keeps the tuple as a value; here it is
             # its components, `p__0, p__1, ...`, read as `p[k]` or passed whole to a device function
             results = call(st, value, out, as_list=True)
+            st.tuple_names.pop(target.id, None)       # the value is read before the name is rebound
             if len(results) > 1:
                 for k, r in enumerate(results):
                     st.env[f"{target.id}__{k}"] = st.emit_assign(out, st.fresh(f"{target.id}__{k}"), Prim("copy", (r,)))
@@ -210,6 +210,7 @@ def assign(st: LoweringState, target, value, out):
             return
         new = st.fresh(target.id)
         expression(st, value, out, target=new)
+        st.tuple_names.pop(target.id, None)
         st.env[target.id] = new
     elif isinstance(target, ast.Subscript) and is_view(st, target):
         out.extend(block(st, store_into_view(st, target, value, None)))
