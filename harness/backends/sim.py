@@ -6,6 +6,18 @@ import numpy as np
 from harness.backends.base import Backend, CompileMemo, TargetConfig
 
 
+def _as_numba_types(value):
+    """A Python number as the type numba gives it when it compiles a launch (float64, int64).
+    The simulator runs the kernel's Python instead, where numpy treats a Python number as
+    "weak" (NEP 50): `np.float32(i) * h` stays float32 for a Python float h, while the compiled
+    kernel computes it in float64, so on the simulator the value would differ from numba's."""
+    if type(value) is float:
+        return np.float64(value)
+    if type(value) is int:
+        return np.int64(value)
+    return value
+
+
 class SimBackend(Backend):
     name = "sim"
 
@@ -45,7 +57,7 @@ class SimBackend(Backend):
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
         from harness.backends.sim_block import check_launch_dims
         check_launch_dims(tuple(np.atleast_1d(grid)), tuple(np.atleast_1d(block)))
-        compiled[grid, block](*[FakeCUDAArray(a) if isinstance(a, np.ndarray) and a.ndim > 0 else a
+        compiled[grid, block](*[FakeCUDAArray(a) if isinstance(a, np.ndarray) and a.ndim > 0 else _as_numba_types(a)
                                 for a in args])
 
     def fault_of(self, exc):

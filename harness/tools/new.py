@@ -251,7 +251,8 @@ def add_new_parser(subparsers) -> None:
     p.add_argument("kernel", metavar="FILE.py:FUNCTION", help="the kernel, e.g. kernels/elementwise.py:scale")
     p.add_argument("-o", "--output", metavar="CASE.yaml",
                    help="where to write the case (default: cases/ID.yaml, ID from the function's name)")
-    p.add_argument("--id", help="the case id (default: the function's name with - for _)")
+    p.add_argument("--id", help="the case id (default: the function's name with - for _, "
+                                "leading underscores dropped)")
     p.add_argument("--backend", default="auto", choices=("auto", "sim", "ptx", "cuda"),
                    help="where the first run goes (default: %(default)s)")
     p.add_argument("--force", action="store_true", help="overwrite an existing case file")
@@ -271,7 +272,8 @@ def run_new(args) -> int:
             raise ToolError(f"no kernel file {file_text}")
         kernel_ref = f"{project_relative(root / kernel_path, root)}:{function}"
         guess = analyse(find_function(root / kernel_path, function))
-        case_id = args.id or function.replace("_", "-")
+        # a private kernel's leading underscore would start the id with '-', which no id may
+        case_id = args.id or function.lstrip("_").replace("_", "-")
         output = Path(args.output) if args.output else Path("cases") / f"{case_id}.yaml"
         if (root / output).exists() and not args.force:
             raise ToolError(f"{output} exists (use --force to overwrite, or -o for another file)")

@@ -78,6 +78,12 @@ def noisy_plane(out, rng_states):
         out[i, j] = out[i, j] * cuda.random.xoroshiro128p_uniform_float32(rng_states, i * 16 + j)
 
 
+def _private_scale(out, x):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = 2.0 * x[i]
+
+
 def finding(out, x, y, c):
     i = cuda.grid(1)
     if i < out.shape[0]:
@@ -172,6 +178,14 @@ def test_new_writes_the_case_runs_it_and_prints_the_result(project, capsys):
     assert "exists" in capsys.readouterr().out
     assert main(["new", "kernels/mine.py:nothing"]) == 2
     assert "has no top-level function 'nothing'" in capsys.readouterr().out
+
+
+def test_new_drops_a_private_kernels_leading_underscore_from_the_id(project):
+    # an id may not start with '-', which `_private_scale` would give with - for _
+    from harness.cases import load_case_file
+    assert main(["new", "kernels/mine.py:_private_scale", "--no-run"]) == 0
+    case, = load_case_file(project / "cases" / "private-scale.yaml", project)
+    assert case.id == "private-scale"
 
 
 def test_show_prints_runs_arguments_and_generated_kernels(project, capsys):

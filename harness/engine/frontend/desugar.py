@@ -21,10 +21,11 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `len(a)`, `len(a[i])`                          -> `a.shape[0]`, `a[i].shape[0]`
   `s = a.shape`, then `s[0]`, `len(s)`, `M, N = s`  -> `a.shape[0]`, `a.ndim`, `M, N = a.shape[0], a.shape[1]`
     (s bound once, a an array name never rebound: s is the shape itself, and its binding goes)
+  `d = a.dtype`, then `d.type(v)`, `dtype=d`     -> `a.dtype.type(v)`, `dtype=a.dtype` (the same conditions)
   `len(a.shape)`                                 -> `a.ndim`
   `M, N = a.shape` (any target count)            -> `M, N = a.shape[0], a.shape[1]`
-  `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index or an atomic's index)
-                                                 -> `p__0 = x`, `p__1 = y` ... `a[p__0, p__1]`
+  `p = (x, y)` ... `a[p]` (p bound only to n-tuples, read only as a whole index, an atomic's index
+    or an argument of a call, `f(a, p)`)         -> `p__0 = x`, `p__1 = y` ... `a[p__0, p__1]`, `f(a, (p__0, p__1))`
   `a.shape[K]`, `cuda.grid(K)`, `cuda.gridsize(K)` with K a constant expression -> K folded
   `t: T = v`                                     -> `t = v` (numba ignores the annotation)
   `t: T` (no value), `assert c, msg`, `raise E`  -> removed (see ASSERTS)
@@ -361,9 +362,14 @@ def _binding_counts(fn: ast.FunctionDef) -> dict[str, int]:
     return stores
 
 
+_INLINED_ARRAY_ATTRIBUTES = ("shape", "dtype")
+
+
 def _inline_shape_names(fn: ast.FunctionDef) -> None:
     """`s = a.shape` names an array's shape tuple, which numba.cuda keeps as a value; the lowering
     reads shapes by component, so every read of `s` becomes `a.shape` itself and the binding goes.
+    `d = a.dtype` is the same for the array's dtype (read as `d.type(v)`, a cast to it, or as a
+    local array's dtype): the lowering knows `a`'s dtype when it compiles, not a dtype value.
     Only where that cannot change a value: `s` bound once (by this statement) and `a` a name the
     function binds at most once (a parameter, an allocated array), so `a.shape` is the same tuple
     wherever `s` is read. Anything else stays for the lowering to judge."""
@@ -371,7 +377,7 @@ def _inline_shape_names(fn: ast.FunctionDef) -> None:
     shapes = {}
     for n in ast.walk(fn):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and isinstance(n.value, ast.Attribute) and n.value.attr in _INLINED_ARRAY_ATTRIBUTES \
                 and isinstance(n.value.value, ast.Name) and stores.get(n.targets[0].id) == 1 \
                 and stores.get(n.value.value.id, 0) <= 1 and n.value.value.id != n.targets[0].id:
             shapes[n.targets[0].id] = (n, n.value.value.id)
@@ -386,7 +392,8 @@ def _inline_shape_names(fn: ast.FunctionDef) -> None:
 
         def visit_Name(self, node):
             if isinstance(node.ctx, ast.Load) and node.id in shapes:
-                return _at(ast.Attribute(ast.Name(shapes[node.id][1], ast.Load()), "shape", ast.Load()), node)
+                binding, array = shapes[node.id]
+                return _at(ast.Attribute(ast.Name(array, ast.Load()), binding.value.attr, ast.Load()), node)
             return node
     Inline().visit(fn)
 
@@ -411,7 +418,7 @@ def _split_index_tuples(fn: ast.FunctionDef, local: set[str]) -> None:
             width[n.id] = k if width.get(n.id, k) == k else None
         elif isinstance(n.ctx, ast.Load):
             read[n.id] = read.get(n.id, True) and (isinstance(up, ast.Subscript) and up.slice is n
-                                                   or _atomic_index(up) is n)
+                                                   or _atomic_index(up) is n or _passed_whole(up, n))
         else:
             width[n.id] = None
     split = {name: k for name, k in width.items() if k and read.get(name)
@@ -443,10 +450,19 @@ def _split_index_tuples(fn: ast.FunctionDef, local: set[str]) -> None:
             index = _atomic_index(node)
             if isinstance(index, ast.Name) and index.id in split:
                 node.args[1] = self.components(index)
+            node.args = [self.components(a) if isinstance(a, ast.Name) and a.id in split and _passed_whole(node, a)
+                         else a for a in node.args]
             return node
 
     Split().visit(fn)
     local.update(f"{name}__{i}" for name, k in split.items() for i in range(k))
+
+
+def _passed_whole(call, name) -> bool:
+    """`f(a, p)`: the tuple p passed whole to a function (a device function takes its components);
+    `len(p)` is left alone."""
+    return isinstance(call, ast.Call) and any(a is name for a in call.args) \
+        and not (isinstance(call.func, ast.Name) and call.func.id == "len")
 
 
 def _atomic_index(node):

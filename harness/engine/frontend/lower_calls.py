@@ -12,7 +12,7 @@ from harness.engine.frontend.lower_dispatch import expression, lowers
 from harness.engine.frontend.lower_exprs import element
 from harness.engine.frontend.lower_inline import autodiff_call, device_call
 from harness.engine.frontend.lower_random import is_random_call, random_call
-from harness.engine.frontend.lower_resolve import dotted, literal_int, resolve_call
+from harness.engine.frontend.lower_resolve import array_dtype, dotted, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.frontend.numba_limits import numba_refusal
 from harness.engine.rules.table import arity_problem
@@ -107,6 +107,10 @@ def cuda_call(st: LoweringState, name, node, out):
         return None
     if name.startswith("cuda.atomic."):
         op = name.rsplit(".", 1)[1]
+        if op in ("nanmax", "nanmin"):
+            # the same winner as max/min on numbers; NaN operands are skipped rather than kept
+            raise st.err(node, f"cuda.atomic.{op} (the NaN-ignoring {op[3:]}) is not differentiated by the engine "
+                         f"yet; cuda.atomic.{op[3:]} is")
         if op not in ("add", "sub", "max", "min"):
             raise st.err(node, f"cuda.atomic.{op} cannot be differentiated: its result depends on the "
                          "order in which threads arrive (only add, sub, max and min are supported)")
@@ -159,6 +163,8 @@ def alloc(st: LoweringState, name: str, call, out):
 def dtype_of(st: LoweringState, node) -> str:
     import numpy as np
     obj = None
+    if array_dtype(st, node):                  # `dtype=a.dtype`: the array's own dtype
+        return array_dtype(st, node)
     if isinstance(node, ast.Name):
         try:
             obj = resolve_global(st.src, node.id) if node.id not in st.env else None

@@ -80,6 +80,13 @@ def conditional(st: LoweringState, node, out):
 
 @lowers(ast.Subscript)
 def subscript_value(st: LoweringState, node, out):
+    v, k = node.value, node.slice
+    if isinstance(v, ast.Name) and v.id in st.tuple_names:      # `p[k]` of a tuple a device function returned
+        n, position = st.tuple_names[v.id], constant_value(st.src, k)
+        if not (isinstance(position, int) and -n <= position < n):
+            raise st.err(node, f"`{ast.unparse(node)}`: the elements of a tuple of {n} values are read at constant "
+                               f"positions from {-n} to {n - 1}")
+        return st.env[f"{v.id}__{position % n}"]
     length = windowed_shape(st, node, out)
     if length is not None:
         return length
@@ -113,6 +120,9 @@ def name_atom(st: LoweringState, node, out=None):
         return st.env[name]
     if name in st.arrays:
         raise st.err(node, f"array '{name}' used as a scalar value; index it")
+    if name in st.tuple_names:
+        raise st.err(node, f"'{name}' holds a tuple of {st.tuple_names[name]} values: read its elements "
+                           f"(`{name}[0]`), unpack it, or pass it to a device function")
     if name in st.local_functions:
         raise st.err(node, f"inner function {name} used as a value: numba.cuda compiles inner functions "
                      "only where they are called")

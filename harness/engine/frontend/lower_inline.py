@@ -5,11 +5,12 @@ Functions over the lowering's state (lower_state.py).
 from __future__ import annotations
 
 import ast
+import copy
 
 from harness.engine.frontend import lower_local_functions as local_functions
 from harness.engine.frontend.control import RET, prepare_body
-from harness.engine.frontend.source import parse_kernel, resolve_global
-from harness.engine.ir.ssa import Assign, Nested, NestedArg, Prim, walk
+from harness.engine.frontend.source import constant, parse_kernel, python_function, resolve_global
+from harness.engine.ir.ssa import Assign, Lit, Nested, NestedArg, Prim, walk
 from harness.engine.frontend.lower_dispatch import block, expression
 from harness.engine.frontend.lower_exprs import view
 from harness.engine.frontend.lower_local_functions import LocalFunction
@@ -38,6 +39,62 @@ def device_call(st: LoweringState, fn, node, out) -> list:
     return [t]
 
 
+def index_tuple_parameters(st: LoweringState, src, stmts: list, tuples: dict[str, int]) -> list:
+    """A helper's parameter given a tuple (`cuda_atomic_nanmax(ary, (i, j), v)`) is read through its
+    components, bound as `p__0, p__1, ...`: as a whole index (`ary[p]`, an atomic's index) it is
+    the tuple of them, `p[k]` with k a literal is `p__k`. numba passes the tuple as a value; any
+    other use of it is refused, naming the line."""
+    class Components(ast.NodeTransformer):
+        def whole(self, node):
+            return ast.copy_location(ast.Tuple([ast.copy_location(ast.Name(f"{node.id}__{k}", ast.Load()), node)
+                                                for k in range(tuples[node.id])], ast.Load()), node)
+
+        def visit_Subscript(self, node):
+            v, k = node.value, node.slice
+            position = constant(src, k) if isinstance(v, ast.Name) and v.id in tuples else None
+            if isinstance(position, int) and -tuples[v.id] <= position < tuples[v.id]:
+                return ast.copy_location(ast.Name(f"{v.id}__{position % tuples[v.id]}", ast.Load()), node)
+            if isinstance(k, ast.Name) and k.id in tuples:
+                node.value = self.visit(node.value)
+                node.slice = self.whole(k)
+                return node
+            return self.generic_visit(node)
+
+        def visit_Call(self, node):
+            d = node.func
+            if isinstance(d, ast.Attribute) and isinstance(d.value, ast.Attribute) and d.value.attr == "atomic" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Name) and node.args[1].id in tuples:
+                node.args[1] = self.whole(node.args[1])
+            return self.generic_visit(node)
+
+        def visit_Name(self, node):
+            if node.id in tuples:
+                raise src.unsupported(node, f"the tuple argument `{node.id}` of {src.name} is used here other "
+                                            "than as an index or through a literal position (`{node.id}[0]`)")
+            return node
+    return [Components().visit(copy.deepcopy(s)) for s in stmts]
+
+
+def names_tested_before_returns(fn: ast.FunctionDef) -> set[str]:
+    """The names an `if` or conditional expression tests when one of its sides returns."""
+    names = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.If) and any(isinstance(r, ast.Return) for b in (n.body, n.orelse)
+                                         for s in b for r in ast.walk(s)):
+            names |= {m.id for m in ast.walk(n.test) if isinstance(m, ast.Name)}
+    return names
+
+
+def with_module_defaults(fn, args: list) -> list:
+    """A module-level device function's call completed from its trailing defaults, when they are
+    numbers (numba compiles an omitted argument as its default's constant)."""
+    defaults = python_function(fn).__defaults__ or ()
+    missing = len(python_function(fn).__code__.co_varnames[:python_function(fn).__code__.co_argcount]) - len(args)
+    if 0 < missing <= len(defaults) and all(isinstance(v, (bool, int, float)) for v in defaults[-missing:]):
+        return list(args) + [ast.Constant(v) for v in defaults[len(defaults) - missing:]]
+    return list(args)
+
+
 def inline(st: LoweringState, fn, args, out, node) -> list:
     """Lower `fn`'s body in place with its parameters bound to `args` (AST nodes or atoms); an inner
     function (lower_local_functions.py) also sees its free names bound as in the body defining it."""
@@ -45,14 +102,23 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     src = fn.src if local else parse_kernel(fn)
     if local:
         args = local_functions.with_defaults(fn, args)
+    else:
+        args = with_module_defaults(fn, args)
     if src.name in st.call_stack:
         raise st.err(node, f"recursive call to {src.name} cannot be differentiated")
     if len(args) != len(src.params):
         raise st.err(node, f"{src.name} takes {len(src.params)} arguments, {len(args)} given")
-    arrays, views, scalars = {}, {}, []
+    arrays, views, scalars, tuples = {}, {}, [], {}
     for pname, a in zip(src.params, args):
         row = view(st, a, out) if isinstance(a, ast.Subscript) else None
-        if isinstance(a, ast.Name) and a.id in st.arrays:
+        if isinstance(a, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in a.elts):
+            # an index tuple (`f(ary, (i, j))`): one scalar per component (index_tuple_parameters)
+            tuples[pname] = len(a.elts)
+            scalars.extend((f"{pname}__{k}", expression(st, e, out)) for k, e in enumerate(a.elts))
+        elif isinstance(a, ast.Name) and a.id in st.tuple_names:     # a tuple a device function returned
+            tuples[pname] = st.tuple_names[a.id]
+            scalars.extend((f"{pname}__{k}", st.env[f"{a.id}__{k}"]) for k in range(tuples[pname]))
+        elif isinstance(a, ast.Name) and a.id in st.arrays:
             arrays[pname] = st.arrays[a.id]
             if a.id in st.views:
                 views[pname] = st.views[a.id]
@@ -62,7 +128,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
             scalars.append((pname, a if not isinstance(a, ast.AST) else expression(st, a, out)))
     free, free_arrays, free_views = local_functions.closure(st, fn, node) if local else ({}, {}, {})
     saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-             st.outer_scopes)
+             st.outer_scopes, st.tuple_names)
     st.calls.append((src.name, st.call_stack[-1], st.line))
     st.call_stack.append(src.name)
     st.prefix = f"{st.prefix}{src.name}_"
@@ -72,11 +138,21 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     if not local:                          # a module-level function sees no kernel's inner functions
         st.local_functions = {}
     st.env = dict(free)
+    st.tuple_names = {}
     arrays, views = {**free_arrays, **arrays}, {**free_views, **views}
+    tested = names_tested_before_returns(src.tree)
     for pname, atom_ in scalars:
-        st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim("copy", (atom_,)))
+        # a literal copied into a parameter that a returning branch tests would let numba prune
+        # that branch in some generated copies of the body and not others (the reverse sweep
+        # replays it), leaving a returned value undefined where numba types it; a cast is no
+        # constant to numba's pruning
+        op = f"cast_{st.atom_type(atom_)}" if isinstance(atom_, Lit) and pname in tested else "copy"
+        st.env[pname] = st.emit_assign(out, st.fresh(pname), Prim(op, (atom_,)))
     st.src, st.arrays, st.views = src, arrays, views
-    body = block(st, prepare_body(src, values=True))
+    stmts = prepare_body(src, values=True)
+    if tuples:
+        stmts = index_tuple_parameters(st, src, stmts, tuples)
+    body = block(st, stmts)
     for t in walk(body):                   # refusals name the helper's file, not the caller's
         if getattr(t, "file", None) is None:
             t.file = src.file
@@ -88,7 +164,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         k += 1
     st.call_stack.pop()
     (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-     st.outer_scopes) = saved
+     st.outer_scopes, st.tuple_names) = saved
     return results
 
 

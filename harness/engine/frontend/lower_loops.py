@@ -14,6 +14,7 @@ from harness.engine.frontend.lower_dispatch import block, expression, lowers
 from harness.engine.frontend.lower_exprs import is_view
 from harness.engine.frontend.lower_resolve import literal_int
 from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.frontend.read_after import read_after
 from harness.engine.ir.types import promote_pair
 
 UNROLL_LIMIT = 16            # static range loops up to this trip count are unrolled
@@ -188,16 +189,24 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         # a counter that rebinds a name defined before the loop: Python leaves it holding the last
         # iteration's value, or the old value when the loop runs no iteration; carried like any name
         assigned.add(var)
-    carried_vars = sorted(v for v in assigned if v in st.env or v == brk)
+    # a name first bound in the body and read after the loop holds the last iteration's value
+    # there (Python's scoping, which numba keeps): it is carried too, from a typed zero before the
+    # loop (what it holds if no iteration binds it, where Python would raise and numba reads an
+    # undefined value), its type the one the body gives it
+    first_bound = sorted(v for v in assigned - set(st.env) - {brk, var}
+                         if v not in st.arrays and not v.startswith(("!", SKIP)) and read_after(st.src.tree, s, v))
+    carried_vars = sorted(set(v for v in assigned if v in st.env or v == brk) | set(first_bound))
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
     line = st.line
     functions = st.local_functions
     widened: dict[str, str] = {}
-    for _attempt in range(3):
+    for _attempt in range(5):
         snapshot = st.snapshot()
         pre: list = []
         registers = {}
+        for v in first_bound:
+            st.env[v] = st.emit_assign(pre, st.fresh(v), Prim(f"cast_{widened.get(v, 'int64')}", (Lit(0),)))
         for v in carried_vars:
             reg = st.fresh(v)
             st.emit_assign(pre, reg, Prim("copy", (st.env[v],)))
@@ -217,13 +226,33 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
         st.depth_ctl += 1
         lowered = block(st, body)
         st.depth_ctl -= 1
+        lost = [v for v in carried_vars if v not in st.env]
+        if lost:
+            # bound in the body to a device function's tuple: its components are what is carried
+            if any(v not in st.tuple_names for v in lost):
+                raise st.err(s, f"'{lost[0]}' is bound in this loop to a value the loop cannot carry")
+            sizes = {v: st.tuple_names[v] for v in lost}
+            st.restore(snapshot)
+            for v, n in sizes.items():
+                first_bound = [x for x in first_bound if x != v]
+                carried_vars = [x for x in carried_vars if x != v]
+                for c in (f"{v}__{k}" for k in range(n)):
+                    if c not in st.env:
+                        first_bound.append(c)
+                    carried_vars.append(c)
+            first_bound, carried_vars = sorted(set(first_bound)), sorted(set(carried_vars))
+            continue
         carried = [(registers[v], st.env[v]) for v in carried_vars if st.env[v] != registers[v]]
         changed = {v: st.types[registers[v]] for v in carried_vars
                    if promote_pair(st.types[registers[v]], st.atom_type(st.env[v])) != st.types[registers[v]]}
-        if not changed:
+        # the zero before the loop has no type of its own: the register takes the body's type
+        retyped = {v: st.atom_type(st.env[v]) for v in first_bound
+                   if st.atom_type(st.env[v]) != st.types[registers[v]]}
+        if not changed and not retyped:
             break
         for v in changed:
             widened[v] = promote_pair(st.types[registers[v]], st.atom_type(st.env[v]))
+        widened.update(retyped)
         st.restore(snapshot)
     else:
         raise st.err(s, "loop-carried types did not settle")

@@ -14,11 +14,22 @@ from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.rules.rng import random_function
 
 
+def array_dtype(st: LoweringState, node) -> str | None:
+    """The dtype name of the array that `a.dtype` reads (an argument or an allocated array), else
+    None. It is known when the kernel compiles: each dtype the kernel runs at is its own compile."""
+    if isinstance(node, ast.Attribute) and node.attr == "dtype" and isinstance(node.value, ast.Name) \
+            and node.value.id in st.arrays and node.value.id not in st.env:
+        return st.params[st.arrays[node.value.id]].dtype
+    return None
+
+
 def resolve_call(st: LoweringState, node):
     """('rule', name) | ('cuda', 'cuda.x') | ('random', name) | ('device', fn) | ('autodiff', None) |
     ('activity', cls). 'random': a device function of numba.cuda.random (rules/rng.py)."""
     f = node.func
     obj = None
+    if isinstance(f, ast.Attribute) and f.attr == "type" and array_dtype(st, f.value):
+        return "rule", f"cast_{array_dtype(st, f.value)}"      # `a.dtype.type(v)`: v cast to a's dtype
     if isinstance(f, ast.Attribute):
         d = dotted(st, f)
         if d is None:

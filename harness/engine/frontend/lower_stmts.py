@@ -13,6 +13,7 @@ from harness.engine.frontend.lower_dispatch import block, expression, lowers, lo
 from harness.engine.frontend.lower_exprs import BINOPS, array_rank, is_view, name_atom, subscript, view
 from harness.engine.frontend.lower_resolve import is_call_to, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
+from harness.engine.frontend.source import parse_kernel
 from harness.engine.frontend.numba_limits import numba_refusal
 
 
@@ -168,6 +169,23 @@ def function_definition(st: LoweringState, s, out):
     local_functions.define(st, s)          # recorded; each call inlines it (lower_local_functions.py)
 
 
+def returns_tuple(st: LoweringState, value: ast.Call) -> bool:
+    """Whether `value` calls a device function one of whose `return`s gives several values."""
+    resolved = resolve_call(st, value)
+    if not resolved or resolved[0] != "device":
+        return False
+    fn = resolved[1]
+    src = fn.src if isinstance(fn, local_functions.LocalFunction) else parse_kernel(fn)
+    def returns(stmts):
+        for n in stmts:
+            if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and len(n.value.elts) > 1:
+                return True
+            if not isinstance(n, (ast.FunctionDef, ast.Lambda)) and returns(ast.iter_child_nodes(n)):
+                return True
+        return False
+    return returns(src.tree.body)
+
+
 def assign(st: LoweringState, target, value, out):
     if isinstance(target, ast.Name) and isinstance(value, ast.Call) \
             and (resolve_call(st, value) or (None, None))[1] in ("cuda.shared.array", "cuda.local.array"):
@@ -175,8 +193,24 @@ def assign(st: LoweringState, target, value, out):
     if isinstance(target, ast.Name):
         if target.id in st.arrays:
             raise st.err(target, f"cannot rebind array '{target.id}'")
+        if isinstance(value, ast.Call) and returns_tuple(st, value):
+            # `p = f(...)` with f returning a tuple: numba keeps the tuple as a value; here it is
+            # its components, `p__0, p__1, ...`, read as `p[k]` or passed whole to a device function
+            results = call(st, value, out, as_list=True)
+            st.tuple_names.pop(target.id, None)       # the value is read before the name is rebound
+            if len(results) > 1:
+                for k, r in enumerate(results):
+                    st.env[f"{target.id}__{k}"] = st.emit_assign(out, st.fresh(f"{target.id}__{k}"), Prim("copy", (r,)))
+                st.tuple_names[target.id] = len(results)
+                st.env.pop(target.id, None)
+                return
+            if len(results) != 1:
+                raise st.err(value, f"`{ast.unparse(value.func)}` returns no value")
+            st.env[target.id] = st.emit_assign(out, st.fresh(target.id), Prim("copy", (results[0],)))
+            return
         new = st.fresh(target.id)
         expression(st, value, out, target=new)
+        st.tuple_names.pop(target.id, None)
         st.env[target.id] = new
     elif isinstance(target, ast.Subscript) and is_view(st, target):
         out.extend(block(st, store_into_view(st, target, value, None)))

@@ -93,9 +93,11 @@ def parse_kernel(kernel) -> KernelSource:
     if fdef is None:
         raise UnsupportedError(f"{fn.__name__} is not a plain function definition", file=file, line=first)
     a = fdef.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-        raise UnsupportedError("kernels take plain positional parameters only (no defaults, *args or **kw)",
-                               file=file, line=fdef.lineno)
+    # trailing defaults are allowed (`def f(x, corot=0)`): a call that leaves them out is completed
+    # from the function's own default values (lower_inline.with_module_defaults)
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        raise UnsupportedError("kernels take plain positional parameters only (no *args, **kw or keyword-only "
+                               "parameters)", file=file, line=fdef.lineno)
     name = fdef.name if fn.__name__ == "<lambda>" else fn.__name__      # a lambda's name is no identifier
     names = visible_names(fn)
     return KernelSource(name, file, desugar.normalise(fdef, names), names, fdef)
