@@ -168,6 +168,13 @@ def reduce_finding(f: Finding, root: Path, budget: int, deadline_s: float, log=p
     return source, best.case, (f.engine, f.mode, f.oracle, tuple(constructs(source))), str(reducer.target)
 
 
+def reproduces(target: str) -> bool:
+    """Whether a reduction's target (its first run's signature, "STATE; ...") is still a wrong
+    gradient or a crash: a finding of code since changed can pass today."""
+    from harness.policy import BUG_STATES
+    return target.split(";")[0].strip() in BUG_STATES
+
+
 def run_reproducer(path: Path, timeout_s: float = 600) -> tuple[int, str]:
     """Run a reproducer as a user would: a fresh interpreter, no harness on its path."""
     import os
@@ -209,7 +216,7 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
     (out / "kernels").mkdir(parents=True, exist_ok=True)
     (out / "cases").mkdir(parents=True, exist_ok=True)
     distinct: dict[tuple, dict] = {}
-    unreduced = []
+    unreduced, gone = [], []            # groups not reduced; findings that pass (or are refused) today
     # groups no known class explains first: they are where a new bug is
     order = sorted(groups.items(), key=lambda kv: ("known:" in (kv[0][3][:1]), -len(kv[1])))
     for key, members in order:
@@ -229,6 +236,10 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
             continue
         for n, (f, (source, case, signature, target)) in enumerate(reduced):
             rest = [m.case.stem for m in members[len(reduced):]] if n == 0 else []
+            if not reproduces(target):
+                say(f"  no longer reproduces: {target}")
+                gone.append({"group": key, "seeds": [f.case.stem] + rest, "signature": None, "target": target})
+                continue
             if signature in distinct:
                 distinct[signature]["seeds"].append(f.case.stem)
                 distinct[signature]["presumed"] += rest
@@ -237,8 +248,8 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
             distinct[signature]["presumed"] = rest
             say(f"  distinct: {signature} {distinct[signature]['known'] or 'NEW'}")
     records = list(distinct.values())
-    (out / "campaign.md").write_text(campaign_page(records, log_file, unreduced))
-    return records + unreduced
+    (out / "campaign.md").write_text(campaign_page(records, log_file, unreduced, gone))
+    return records + unreduced + gone
 
 
 def _write_distinct(f: Finding, source: str, case: dict, signature: tuple, target: str, out: Path, say) -> dict:
@@ -287,7 +298,7 @@ def _write_distinct(f: Finding, source: str, case: dict, signature: tuple, targe
     return record
 
 
-def campaign_page(records: list[dict], log_file: Path | None, unreduced: list[dict] = ()) -> str:
+def campaign_page(records: list[dict], log_file: Path | None, unreduced: list[dict] = (), gone: list[dict] = ()) -> str:
     """The campaign's page: distinct findings per engine and construct, refusals, throughput."""
     lines = ["# Differential fuzz campaign", ""]
     if log_file and Path(log_file).exists():
@@ -312,6 +323,11 @@ def campaign_page(records: list[dict], log_file: Path | None, unreduced: list[di
             lines += [f"Reproducer `{r['reproducer']}` (exit {r['reproducer_exit']}):", "", "```",
                       r["reproducer_says"], "```", ""]
         lines += ["```python", r["kernel"].strip(), "```", ""]
+    if gone:
+        lines += ["## Findings that no longer reproduce (the code they were found on has changed)", "",
+                  "| group | findings | today |", "|---|---|---|"]
+        lines += [f"| `{g['group']}` | {', '.join(g['seeds'][:4])} | {g['target']} |" for g in gone]
+        lines += [""]
     if unreduced:
         lines += ["## Groups not reduced (out of time, or the reducer could not restate them)", "",
                   "| group | findings | first |", "|---|---|---|"]

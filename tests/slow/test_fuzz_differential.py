@@ -203,3 +203,37 @@ def test_reducing_through_an_adapter_refuses_an_edit_that_indexes_past_an_array(
         assert not reducer._numba_primal_runs(past)
     finally:
         reducer.cleanup()
+
+
+def _saved_finding(folder: Path, stem: str, source: str, found: str) -> None:
+    (folder / "kernels").mkdir(parents=True, exist_ok=True)
+    (folder / "cases").mkdir(parents=True, exist_ok=True)
+    (folder / "kernels" / f"{stem}.py").write_text(source)
+    (folder / "cases" / f"{stem}.yaml").write_text(
+        f"id: {stem}\nkernel: kernels/{stem}.py:kernel\ndescription: 'Generated. Found: {found}'\n")
+
+
+def test_triage_groups_findings_by_the_known_classes_they_could_be(tmp_path):
+    """Findings whose kernels could be the same known bugs are one group (one reduction), whatever
+    else their kernels hold; a finding no known class explains keeps its whole signature."""
+    from harness.fuzz.findings import first_signature, group_key, saved_findings
+    head = "import math\nfrom numba import cuda\n\ndef kernel(x, acc):\n    i = cuda.grid(1)\n"
+    _saved_finding(tmp_path, "fuzz-1-warp-wrong-gradient", head + "    cuda.atomic.max(acc, 0, x[i])\n",
+                   "reverse-float64@warp: both fail: zero: gradient is zero")
+    _saved_finding(tmp_path, "fuzz-2-warp-wrong-gradient", head + "    cuda.atomic.max(acc, 0, math.sin(x[i]))\n",
+                   "reverse-float32@warp: finite differences side with bundled: zero: gradient is zero")
+    _saved_finding(tmp_path, "fuzz-3-warp-wrong-gradient", head + "    acc[i] = math.sin(x[i])\n",
+                   "reverse-float64@warp: finite differences side with bundled: fd-reverse: AD 1 vs FD 2")
+    keys = {f.case.stem: group_key(f, first_signature(f)) for f in saved_findings(tmp_path)}
+    assert keys["fuzz-1-warp-wrong-gradient"] == keys["fuzz-2-warp-wrong-gradient"] == \
+        ("warp", "reverse", "zero", ("known:", "fuzz-adapters-atomic-max-destination"))
+    assert keys["fuzz-3-warp-wrong-gradient"] == ("warp", "reverse", "fd-reverse", ("sin",))
+
+
+def test_triage_sets_apart_findings_that_pass_today():
+    from harness.fuzz.findings import campaign_page, reproduces
+    assert reproduces("FAIL; failing fd-reverse") and reproduces("ZERO; failing zero") and reproduces("ERROR; error X")
+    assert not reproduces("PASS") and not reproduces("UNSUPPORTED; error UnsupportedError")
+    page = campaign_page([], None, gone=[{"group": ("bundled",), "seeds": ["fuzz-1374-bundled-wrong-gradient"],
+                                         "target": "PASS"}])
+    assert "no longer reproduce" in page and "fuzz-1374-bundled-wrong-gradient | PASS" in page
