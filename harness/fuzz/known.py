@@ -98,6 +98,11 @@ KNOWN = [
           ("forward", "reverse")),
     Known("fuzz-taichi-max-after-inner-loop", "min", "taichi", WRONG, frozenset({"grid-stride", "min"}),
           ("forward", "reverse")),
+    # in a grid-stride loop, a local set in an if, carried into a loop and used nonlinearly in a later
+    # if: the adjoint reads a wrong value of it (campaign seed 1462, whose if and loop the coarse
+    # loop-inside-if class above matched with no loop inside an if; reproducers/taichi_branch_local_through_loop.py)
+    Known("fuzz-taichi-branch-local-through-loop", None, "taichi", WRONG, frozenset({"grid-stride", "if", "static-loop"}),
+          ("forward", "reverse")),
 ]
 
 
