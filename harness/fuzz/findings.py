@@ -47,6 +47,9 @@ def constructs(source: str, function: str = "kernel") -> list[str]:
             names.add("while")
         elif isinstance(node, ast.For):
             it = node.iter
+            if "cuda.gridsize" in ast.unparse(it):
+                continue        # the grid-stride loop is "grid-stride" (below), not a dynamic loop of the body:
+                                # the known classes of loops (Warp's replayed dynamic loops) need one in the body
             dynamic = isinstance(it, ast.Call) and any(not isinstance(a, ast.Constant) for a in it.args)
             names.add("dynamic-loop" if dynamic else "static-loop")
             if isinstance(it, ast.Call) and len(it.args) == 3:

@@ -64,6 +64,12 @@ def test_constructs_name_what_is_left():
            "def kernel(x, acc, n):\n    i = cuda.grid(1)\n    for k in range(0, n, 2):\n        if k > 3:\n"
            "            break\n    cuda.atomic.max(acc, 0, h(x[i]))\n")
     assert constructs(src) == ["atomic-max", "break", "device-function", "dynamic-loop", "if", "sin", "stepped-range"]
+    # a grid-stride loop is not a dynamic loop of the body (Warp's dynamic-loop class needs one there)
+    grid_stride = ("import math\nfrom numba import cuda\n\ndef kernel(out, x, n):\n"
+                   "    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):\n"
+                   "        for k in range(4):\n            out[i] = math.tanh(x[i])\n")
+    assert constructs(grid_stride) == ["grid-stride", "static-loop", "tanh"]
+    assert "dynamic-loop" in constructs(grid_stride.replace("range(4)", "range(n)"))
 
 
 def test_reducer_edits_reach_device_functions(tmp_path):
