@@ -178,13 +178,19 @@ def reproduces(target: str) -> bool:
     return target.split(";")[0].strip() in BUG_STATES
 
 
+def _system_banner(line: str) -> bool:
+    """A line Warp or Taichi prints on its own (start-up, a missing CUDA driver), not the reproducer's."""
+    return "[Taichi]" in line or line.startswith(("Warp CUDA warning", "Warp 1.", "Module ")) \
+        or "Could not find or load the NVIDIA CUDA driver" in line
+
+
 def run_reproducer(path: Path, timeout_s: float = 600) -> tuple[int, str]:
     """Run a reproducer as a user would: a fresh interpreter, no harness on its path."""
     import os
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=timeout_s,
                           env=env, cwd=path.parent)
-    lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip() and "[Taichi]" not in ln]
+    lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip() and not _system_banner(ln)]
     return done.returncode, "\n".join(lines[-4:])
 
 

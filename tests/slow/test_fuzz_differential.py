@@ -243,3 +243,13 @@ def test_triage_sets_apart_findings_that_pass_today():
     page = campaign_page([], None, gone=[{"group": ("bundled",), "seeds": ["fuzz-1374-bundled-wrong-gradient"],
                                          "target": "PASS"}])
     assert "no longer reproduce" in page and "fuzz-1374-bundled-wrong-gradient | PASS" in page
+
+
+def test_a_reproducers_verdict_is_not_hidden_by_the_systems_banners(tmp_path):
+    from harness.fuzz.findings import run_reproducer
+    script = tmp_path / "repro.py"
+    script.write_text("import sys\nprint('relative error 4.66: WRONG DERIVATIVE')\n"
+                      "print('Warp CUDA warning: Could not find or load the NVIDIA CUDA driver.', file=sys.stderr)\n"
+                      "sys.exit(1)\n")
+    code, said = run_reproducer(script)
+    assert code == 1 and said.splitlines()[-1] == "relative error 4.66: WRONG DERIVATIVE"
