@@ -195,3 +195,35 @@ def extremum_tie_before_barrier(out, x, y, a, idx, n, acc, cnt):
     v8 = sh[(t + 25) % 32] * t7
     t9 = y[i]
     out[i] = math.cos((math.pow(1.2 + t9 * t9, math.sin(x[i])))) + 0.5 * x[i] + 0.49 * v3 + 0.36 * v4 + 0.46 * v8
+
+
+def remainder_of_copysign(out, x, y, a, idx, n, acc, cnt):
+    """GPU campaign seed 1652, as generated. On an H200 (CUDA 13.0), numba-cuda's compile of this
+    kernel returns |remainder(copysign(acc3, acc3), c)|: the result's sign is lost wherever it is
+    negative, while the engine's derivative kernels, which compute the same expression beside
+    their tangents, get it right. The same expression in CUDA C++ (nvcc -O3) is wrong too
+    (reproducers/cuda_remainder_of_copysign.cu), so the fault is CUDA's compiler, not numba's."""
+    i = cuda.grid(1)
+    if i >= out.shape[0]:
+        return
+    v1 = math.sin(0.79)
+    t2 = math.radians(30.0 * x[idx[i]])
+    if t2 < 0.16:
+        v1 = 0.85
+    acc3 = y[(i + 1) % 16]
+    for k4 in range(n + 1, 0, -1):
+        if k4 % 2 == 1:
+            continue
+        acc3 = acc3 * 0.73 + y[(i + 1) % 16]
+        old5 = cuda.atomic.add(cnt, i, 1)
+        cuda.atomic.add(acc, old5 % 3, acc3)
+    v6 = 0.8
+    v7 = math.fabs(x[i])
+    t8 = 1.74 + v6
+    if t8 > 0.11:
+        t9 = 0.51
+        t10 = math.atan2(y[i], 1.0 + t9 * t9)
+        v7 = math.remainder((math.copysign(acc3, acc3)), 0.9 + t10 * t10)
+    else:
+        v7 = v7 * min(v1, x[idx[i]])
+    out[i] = x[idx[i]] + 0.5 * x[i] + 0.37 * v1 + 0.48 * acc3 + 0.27 * v6 + 0.49 * v7

@@ -185,6 +185,7 @@ def direct_launch_verdict(kernel, config, args, engine_finals: dict, backend, dt
 # ----------------------------------------------------------------------------- before a derivative
 
 PRIMAL_DIFFERS = "the primal differs from numba's"
+NOT_JUDGED = "so no derivative is judged"     # what a run whose primal is not the kernel's says
 
 
 def primal_first_verdict(kernel, config, problem, engine_finals: dict, backend, dtype: str) -> OracleVerdict:
@@ -196,5 +197,5 @@ def primal_first_verdict(kernel, config, problem, engine_finals: dict, backend, 
     verdict = direct_launch_verdict(kernel, config, problem.args, engine_finals, backend, dtype,
                                     on_host=problem.on_host, only=set(engine_finals), fresh=problem.fresh_values())
     if verdict.verdict == "fail":
-        verdict.message = f"{PRIMAL_DIFFERS}, so no derivative is judged: {verdict.message}"
+        verdict.message = f"{PRIMAL_DIFFERS}, {NOT_JUDGED}: {verdict.message}"
     return verdict

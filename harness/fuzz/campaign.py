@@ -137,6 +137,7 @@ def refusal_reason(message: str) -> str:
 NON_SMOOTH = "finite differences change with the step size"
 MODES_DISAGREE = "forward and reverse disagree"
 from harness.oracles.checks import PRECISION_DIVERGES  # noqa: E402  (float32 and float64 programs branch apart)
+from harness.checks.primal_reference import NOT_JUDGED  # noqa: E402  (a run whose primal is not the kernel's)
 
 
 def classify(outcome) -> tuple[str, str]:
@@ -148,6 +149,8 @@ def classify(outcome) -> tuple[str, str]:
     err = outcome.error
     if err is not None and err.type in REFUSALS and outcome.state == State.ERROR:
         return "refusal", refusal_reason(err.message)
+    if outcome.state in WRONG and NOT_JUDGED in outcome.message:
+        return "primal-differs", outcome.message      # the engine's primal or the compiler, not a derivative
     if outcome.state in WRONG:
         return "wrong-gradient", outcome.message
     return "crash", f"{err.type}: {err.message}" if err else outcome.message

@@ -13,7 +13,10 @@ beside the bundled engine's verdict of the same mode and dtype:
                                                   the oracle or the generator first);
   both fail, another engine passes                finite differences side with that engine (the
                                                   others are named "wrong too");
-  an adapter crashes (any error but a refusal)    a crash finding of the adapter.
+  an adapter crashes (any error but a refusal)    a crash finding of the adapter;
+  a derivative launch leaves other primal values  a primal-differs finding of that engine: its
+  than the primal launch (or than numba's)        derivative kernel's primal or the compiler is
+                                                  wrong, and no derivative is judged.
 
 A refusal (UnsupportedError, ActivityError; an adapter's UNSUPPORTED) is counted per engine under
 its reason, never a finding. Findings are saved as cases whose `engines:` entry carries that
@@ -53,8 +56,8 @@ def judge_seed(results: dict) -> list[tuple]:
     for (engine, mode, dtype), (kind, message, name) in results.items():
         if kind in ("pass", "refusal", "inconclusive"):
             continue
-        if kind == "crash":
-            found.append((engine, name, "crash", message))
+        if kind in ("crash", "primal-differs"):     # judged on its own, not against the other engines
+            found.append((engine, name, kind, message))
             continue
         others = {e: r[0] for (e, m, d), r in results.items() if (m, d) == (mode, dtype) and e != engine}
         wrong_too = sorted(e for e, k in others.items() if k == "wrong-gradient")

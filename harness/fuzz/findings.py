@@ -115,7 +115,7 @@ class Finding:
 
     @property
     def oracle(self) -> str:
-        m = re.search(r"(?:: )?(zero|fd-\w+|dot|nondet|rel-\w+|\w+-relation)\b", self.message)
+        m = re.search(r"(?:: )?(zero|fd-\w+|dot|nondet|primal-\w+|rel-\w+|\w+-relation)\b", self.message)
         return "crash" if self.kind == "crash" else (m.group(1) if m else "fail")
 
 

@@ -83,11 +83,20 @@ class LaunchLog:
             self._reference = self.problem.primal_finals()
         return self._reference
 
+    def primal_repeats(self, tolerance: float) -> bool:
+        """Whether a second primal launch leaves what the first left: when it does not (threads
+        take slots in arrival order), a derivative launch's differing primal is the kernel's
+        nondeterminism, not another program."""
+        again = self.problem.primal_finals()
+        return primal_state_error(again, self.primal_reference(), skip=self._no_need()) <= tolerance
+
+    def _no_need(self) -> set[str]:
+        return {a.spec.name for a in self.problem.args if a.spec.activity == "duplicated_no_need"}
+
     def record(self, launch: DerivativeLaunch) -> DerivativeLaunch:
         self.latest[launch.mode] = self.last = launch.launch
         if launch.primal_finals is not None:
-            no_need = {a.spec.name for a in self.problem.args if a.spec.activity == "duplicated_no_need"}
-            err = primal_state_error(launch.primal_finals, self.primal_reference(), skip=no_need)
+            err = primal_state_error(launch.primal_finals, self.primal_reference(), skip=self._no_need())
             self.primal_state_error = max(self.primal_state_error, err)
         self.lane_error = max(self.lane_error, lane_error(launch.lanes))
         if launch.mode in self.history_modes and sum(m == launch.mode for m, _, _ in self.history) < HISTORY:

@@ -7,6 +7,7 @@ import numpy as np
 from harness import policy
 from harness.adapters.native import is_native
 from harness.checks.batch_lanes import lane_verdict
+from harness.checks.primal_reference import NOT_JUDGED
 from harness.checks.stated_values import gradient_values_verdict
 from harness.cases.inputs import HostArg
 from harness.model import ArraySpec, OracleVerdict
@@ -28,10 +29,19 @@ class Gradient:
         # One derivative launch first: an engine's refusal decides the run before any primal is
         # compared (a case may expect it; the primal of a kernel whose barrier only some threads
         # reach faults on the simulator, and a racy kernel's primal differs on a GPU run to run).
-        problem.derivative(mode, {})
+        log.record(problem.derivative(mode, {}))
         primal = self._primal_first(ctx, problem, log)
         if primal is not None and primal.verdict == "fail":
             return [primal]          # the derivative of another program than the kernel: not judged
+        state = primal_state_verdict(log.primal_state_error, problem.dtype)
+        if state.verdict == "fail" and log.primal_repeats(policy.repeat_rtol(problem.dtype)):
+            # the derivative kernel computes another primal than the primal launch, which repeats
+            # itself: finite differences of the one and AD of the other say nothing about the
+            # derivative (a kernel whose primal changes launch to launch goes on to the oracles)
+            state.message += (f", {NOT_JUDGED}: one of the two launches computes another program than the "
+                              "kernel (the engine's primal in its derivative kernel, or the compiler: compare "
+                              "both with --backend sim)")
+            return ([primal] if primal is not None else []) + [state]
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
                 rng=np.random.default_rng(case.seed + 1), first=chosen))
