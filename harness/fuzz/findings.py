@@ -257,7 +257,7 @@ def triage(findings: Path, out: Path, root: Path, log_file: Path | None = None, 
             distinct[signature]["presumed"] = rest
             say(f"  distinct: {signature} {distinct[signature]['known'] or 'NEW'}")
     records = list(distinct.values())
-    (out / "campaign.md").write_text(campaign_page(records, log_file, unreduced, gone))
+    (out / "campaign.md").write_text(campaign_page(records, log_file, unreduced, gone, by_known_class(groups)))
     return records + unreduced + gone
 
 
@@ -307,7 +307,23 @@ def _write_distinct(f: Finding, source: str, case: dict, signature: tuple, targe
     return record
 
 
-def campaign_page(records: list[dict], log_file: Path | None, unreduced: list[dict] = (), gone: list[dict] = ()) -> str:
+def by_known_class(groups: dict) -> list[tuple]:
+    """(engine, class, findings whose kernels could be it, findings it alone explains) per known class
+    of the groups' keys, most findings first: what the campaign found again, before any reduction."""
+    from collections import Counter
+    could, alone = Counter(), Counter()
+    for key, members in groups.items():
+        if key[3][:1] != ("known:",):
+            continue
+        for name in key[3][1:]:
+            could[(key[0], name)] += len(members)
+            if len(key[3]) == 2:
+                alone[(key[0], name)] += len(members)
+    return [(engine, name, n, alone[(engine, name)]) for (engine, name), n in could.most_common()]
+
+
+def campaign_page(records: list[dict], log_file: Path | None, unreduced: list[dict] = (), gone: list[dict] = (),
+                  known: list[tuple] = ()) -> str:
     """The campaign's page: distinct findings per engine and construct, refusals, throughput."""
     lines = ["# Differential fuzz campaign", ""]
     if log_file and Path(log_file).exists():
@@ -321,6 +337,10 @@ def campaign_page(records: list[dict], log_file: Path | None, unreduced: list[di
         lines += [f"| {k.split(' ')[0]} | {k.split(' ', 1)[1]} | {n} |" for k, n in sorted(t.engine_runs.items())]
         lines += ["", "## Refusals by reason", "", "| runs | engine: reason |", "|---|---|"]
         lines += [f"| {n} | {r.replace('|', '/')} |" for r, n in t.refusals.most_common()]
+    if known:
+        lines += ["", "## Saved findings by the known class their kernels could be (harness/fuzz/known.py)", "",
+                  "| engine | class | findings that could be it | findings only it explains |", "|---|---|---|---|"]
+        lines += [f"| {e} | `{name}` | {n} | {alone} |" for e, name, n, alone in known]
     lines += ["", "## Distinct findings", ""]
     for r in sorted(records, key=lambda r: (r["engine"], r["signature"][3])):
         lines += [f"### {r['engine']} {r['run']}: {r['oracle']} with {', '.join(r['signature'][3]) or 'plain arithmetic'}",

@@ -253,3 +253,13 @@ def test_a_reproducers_verdict_is_not_hidden_by_the_systems_banners(tmp_path):
                       "sys.exit(1)\n")
     code, said = run_reproducer(script)
     assert code == 1 and said.splitlines()[-1] == "relative error 4.66: WRONG DERIVATIVE"
+
+
+def test_the_campaign_page_counts_findings_by_known_class():
+    from harness.fuzz.findings import by_known_class, campaign_page
+    groups = {("warp", "reverse", "zero", ("known:", "a")): [1, 2, 3],
+              ("warp", "reverse", "zero", ("known:", "a", "b")): [4],
+              ("warp", "reverse", "fd-reverse", ("sin",)): [5]}
+    counted = by_known_class(groups)
+    assert counted == [("warp", "a", 4, 3), ("warp", "b", 1, 0)]
+    assert "| warp | `a` | 4 | 3 |" in campaign_page([], None, known=counted)
