@@ -7,8 +7,10 @@ differences where the bundled engine and Warp agreed with them. Reduced by hand,
 time, in plain Taichi runs like these: in a grid-stride loop, `v = y[i]; if i % 2 == 0: v = x[i]`,
 an inner loop carrying `acc` started from v, then `if x[i] > -5: w = v * v`. The forms below take
 one ingredient away each, and Taichi is right in every one of them. The derivative is checked
-against central finite differences of the same Taichi kernel along a random direction. No report
-in taichi-dev/taichi found.
+against central finite differences of the same Taichi kernel along a random direction. A sibling
+of reproducers/taichi_if_local_then_loop.py (a local set in an if and read inside a later loop),
+which is wrong in the parallel loop itself, where this one is right (`parallel_loop_only`). No
+report in taichi-dev/taichi found.
 
 Run: python reproducers/taichi_branch_local_through_loop.py  (exit 1: a derivative is wrong)
 """
