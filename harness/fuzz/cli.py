@@ -149,10 +149,14 @@ def run_fuzz(args) -> int:
                   for k in range(jobs)]
         total = Tally()
         if args.dask or args.scheduler:
-            from harness.fuzz.distributed import run_on_dask
-            total = run_on_dask(seeds, work, Path(args.findings), engines, args.backend,
-                                Path(args.log) if args.log else None, workers=args.jobs, scheduler=args.scheduler,
-                                say=lambda s: print(s, file=sys.stderr, flush=True))
+            from harness.fuzz.distributed import TasksNotRun, run_on_dask
+            try:
+                total = run_on_dask(seeds, work, Path(args.findings), engines, args.backend,
+                                    Path(args.log) if args.log else None, workers=args.jobs, scheduler=args.scheduler,
+                                    say=lambda s: print(s, file=sys.stderr, flush=True))
+            except TasksNotRun as exc:
+                print(f"harness fuzz: {exc}" + (f" (what ran is in {args.log})" if args.log else ""), file=sys.stderr)
+                return 3
         elif jobs == 1:
             total = _worker(chunks[0])
         else:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,44 @@ class Retry:
     args: tuple
 
 
+class WorkerKeeper:
+    """Keeps a LocalCluster at its number of workers. A worker that a task killed is restarted by its
+    nanny; on a loaded machine the new process can miss the nanny's deadline, and the nanny then
+    gives up and closes (seen: a two-worker campaign left with none, its seeds waiting forever).
+    Every `period` seconds, each closed nanny is replaced by a new worker."""
+
+    def __init__(self, cluster, workers: int, say=print, period: float = 10.0):
+        import threading
+        self.cluster, self.workers, self.say, self.period = cluster, workers, say, period
+        self._replaced: set = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="harness-worker-keeper", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self):
+        while not self._stop.wait(self.period):
+            self.replace_lost()
+
+    def replace_lost(self) -> int:
+        """Start a new worker for every nanny that gave up; returns how many."""
+        lost = [name for name, nanny in list(self.cluster.workers.items())
+                if getattr(nanny.status, "name", "") in ("closed", "failed") and name not in self._replaced]
+        if lost:
+            # the closed entries stay in the cluster's spec (a new worker must not reuse their names,
+            # or the cluster takes the closed one for it): scale past them
+            self._replaced.update(lost)
+            self.say(f"  {len(lost)} worker(s) lost for good (their nannies gave up restarting them): starting new ones")
+            self.cluster.scale(len(self.cluster.worker_spec) + len(lost))
+        return len(lost)
+
+
 def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | None = None, gpu: bool = False,
               client=None, say=print, what: str = "tasks", progress_every: int = 50,
               allowed_failures: int = ALLOWED_FAILURES) -> None:
@@ -91,8 +130,11 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
     resources = {"GPU": 1} if gpu else None
     # worker-saturation 1.0: a worker holds only the task it runs, so a death marks that task alone (with
     # the default 1.1 a queued, innocent task was counted as suspicious too and could be recorded dead).
+    # Comm timeouts of 120 s (default 30 s): on a machine whose cores the campaign shares (load 14 on
+    # 2 cores), the client's connection to a local scheduler timed out and every pending task was cancelled.
     with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures - 1,
-                          "distributed.scheduler.worker-saturation": 1.0}):
+                          "distributed.scheduler.worker-saturation": 1.0,
+                          "distributed.comm.timeouts.connect": "120s", "distributed.comm.timeouts.tcp": "120s"}):
         cluster, own = None, client is None
         if client is not None:
             pass
@@ -102,16 +144,34 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, resources=resources,
                                    dashboard_address=None)
             client = Client(cluster)
+        keeper = WorkerKeeper(cluster, workers, say) if cluster is not None else None
         try:
+            if keeper is not None:
+                keeper.__enter__()
             futures = {client.submit(fn, *args, key=key, pure=False, resources=resources): label
                        for label, key, fn, args in tasks}
+            spec = {label: (key, fn, args) for label, key, fn, args in tasks}
             pending = as_completed(futures)
-            done = 0
+            done, cancelled, not_run = 0, Counter(), []
             for fut in pending:
                 label = futures.pop(fut)
                 try:
                     record = fut.result()
                 except Exception as exc:          # KilledWorker after its allowed deaths, or the task's error
+                    if was_cancelled(exc):
+                        # the task never reached a verdict (the client lost its scheduler): submitted
+                        # again while the client is connected, else left out of the log for --resume
+                        fut.release()
+                        cancelled[label] += 1
+                        if cancelled[label] <= CANCELLED_RETRIES and client.status == "running":
+                            key, fn, args = spec[label]
+                            again = client.submit(fn, *args, key=f"{key}-again{cancelled[label]}", pure=False,
+                                                  resources=resources)
+                            futures[again] = label
+                            pending.add(again)
+                        else:
+                            not_run.append((label, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"))
+                        continue
                     record = on_death(label, exc)
                 # Released at once: a result left on its worker is recomputed when that worker dies
                 # (Dask keeps what a client still refers to), so every seed a dead worker had run
@@ -127,7 +187,12 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
                 done += 1
                 if done % progress_every == 0:
                     say(f"  {done} of {len(tasks)} {what}")
+            if not_run:
+                raise TasksNotRun(f"{len(not_run)} of {len(tasks)} {what} were not run ({not_run[0][1]}); no record "
+                                  f"of them was written, so a run with --resume runs them")
         finally:
+            if keeper is not None:
+                keeper.__exit__()
             if own:
                 client.close()
             if cluster is not None:
@@ -136,6 +201,20 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
 
 def worker_died(exc: BaseException) -> bool:
     return type(exc).__name__ == "KilledWorker"
+
+
+def was_cancelled(exc: BaseException) -> bool:
+    """A future the client gave up on (its scheduler connection lost, or cancelled), not a task that ran."""
+    import asyncio
+    import concurrent.futures
+    return isinstance(exc, (concurrent.futures.CancelledError, asyncio.CancelledError))
+
+
+CANCELLED_RETRIES = 2       # resubmissions of a cancelled task while the client is still connected
+
+
+class TasksNotRun(RuntimeError):
+    """Tasks that reached no verdict (cancelled); the caller's log has no line for them."""
 
 
 def run_on_dask(seeds, work: Path, findings: Path, engines, backend: str, log: Path | None, *,

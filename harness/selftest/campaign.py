@@ -188,10 +188,13 @@ def run_mutants(names: list[str], args, files: list[str], env: dict, log: Path |
     spawn_args = argparse.Namespace(backend=args.backend, root=args.root, switch_interval=args.switch_interval,
                                     timeout=args.timeout)
     if getattr(args, "dask", False) or getattr(args, "scheduler", None):
-        from harness.fuzz.distributed import run_tasks
+        from harness.fuzz.distributed import TasksNotRun, run_tasks
         tasks = [(n, f"harness-mutant-{n}", mutant_task, (n, spawn_args, files, env)) for n in todo]
-        run_tasks(tasks, record, died, workers=args.jobs, scheduler=args.scheduler, gpu=args.backend == "cuda",
-                  what="mutants", progress_every=10)
+        try:
+            run_tasks(tasks, record, died, workers=args.jobs, scheduler=args.scheduler, gpu=args.backend == "cuda",
+                      what="mutants", progress_every=10)
+        except TasksNotRun as exc:
+            raise SystemExit(f"harness mutate: {exc}" + (f" (what ran is in {log})" if log is not None else ""))
     else:
         with tempfile.TemporaryDirectory(prefix="harness-mutants-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
             futures = {pool.submit(_spawn, n, spawn_args, files, Path(tmp), env): n for n in todo}

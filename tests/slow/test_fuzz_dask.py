@@ -56,3 +56,66 @@ def test_a_seed_that_kills_its_worker_in_an_adapter_becomes_that_engines_crash_f
     assert crashes and all("EngineProcessDied" in f[3] and "SIGSEGV" in f[3] for f in crashes), crashes
     saved = yaml.safe_load(Path(crashes[0][4]).read_text())
     assert saved["engines"]["taichi"]["expect"]["xfail"]["crash"] is True
+
+
+def test_a_worker_whose_nanny_gave_up_is_replaced(tmp_path):
+    """A nanny that closes (it gave up restarting its worker) leaves the LocalCluster a worker
+    short; the keeper starts a new one, and tasks run again."""
+    pytest.importorskip("distributed")
+    import time
+
+    from distributed import Client, LocalCluster
+
+    from harness.fuzz.distributed import WorkerKeeper
+    said = []
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        keeper = WorkerKeeper(cluster, 1, say=said.append)
+        assert keeper.replace_lost() == 0 and not said
+        [name] = list(cluster.workers)
+        cluster.sync(cluster.workers[name].close)          # the nanny gives up
+        assert keeper.replace_lost() == 1 and "lost" in said[0]
+        deadline = time.time() + 60
+        while not client.scheduler_info()["workers"] and time.time() < deadline:
+            time.sleep(0.5)
+        assert client.submit(sum, [1, 2], pure=False).result(timeout=60) == 3
+        assert keeper.replace_lost() == 0
+
+
+def _sleep_then(seconds, value):
+    import time
+    time.sleep(seconds)
+    return value
+
+
+@pytest.mark.parametrize("retries", [2, 0])
+def test_a_cancelled_task_is_submitted_again_or_left_out_of_the_log(monkeypatch, retries):
+    """A future the client cancels (as when it loses its scheduler) never ran to a verdict: it is
+    submitted again while the client is connected, and otherwise no record of it is written (the
+    campaign's log would mark it done and --resume skip it), and the run says how many did not run."""
+    pytest.importorskip("distributed")
+    import threading
+    import time
+
+    from distributed import Client, Future, LocalCluster
+
+    from harness.fuzz import distributed
+    monkeypatch.setattr(distributed, "CANCELLED_RETRIES", retries)
+    records, deaths = {}, {}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        tasks = [("slow", "t-slow", _sleep_then, (3.0, "slow done")), ("fast", "t-fast", _sleep_then, (0.0, "fast done"))]
+
+        def cancel_soon():
+            time.sleep(1.0)
+            Future("t-slow", client).cancel()
+        threading.Thread(target=cancel_soon, daemon=True).start()
+        run = lambda: distributed.run_tasks(tasks, records.__setitem__, lambda label, exc: deaths.setdefault(label, exc),
+                                            client=client, say=lambda s: None)
+        if retries:
+            run()
+            assert records == {"slow": "slow done", "fast": "fast done"} and not deaths
+        else:
+            with pytest.raises(distributed.TasksNotRun, match="1 of 2 tasks were not run"):
+                run()
+            assert records == {"fast": "fast done"} and not deaths
