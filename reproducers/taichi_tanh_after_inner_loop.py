@@ -8,7 +8,8 @@ Reduced through plain Taichi runs (each candidate kept while the reverse still d
 finite differences), the inner loop's body went and the error stayed; by hand, to this: in the
 grid-stride loop, an empty `for k in range(4): pass`, then out[i] = tanh(y[i]). Taichi's reverse
 gives a wrong d out / dy. Without the empty loop, without the grid-stride loop, or with sin in
-place of tanh it is right. The cause, as a fork of Taichi found and fixed it
+place of tanh it is right; with exp in place of tanh it is wrong too (seeds 1588 and 181 of the
+Warp/Taichi CPU campaign, variant `exp` of the case). The cause, as a fork of Taichi found and fixed it
 (Genesis-Embodied-AI/quadrants pull request 502, "Recompute tanh/exp on the operand in the reverse
 pass"): Taichi's adjoint of tanh (and exp) reads the forward result, which in a dynamic loop is
 kept in one slot that every iteration overwrites, so the reversed loop reads a stale value. No
@@ -71,6 +72,16 @@ def grid_stride_inner_loop_sin():
 
 
 @ti.kernel
+def grid_stride_inner_loop_exp():
+    for t in range(T):
+        for s in range((N - t + T - 1) // T):
+            i = t + s * T
+            for k in range(4):
+                pass
+            out[i] = ti.exp(y[i])
+
+
+@ti.kernel
 def loss():
     for i in range(N):
         L[None] += out[i]
@@ -81,7 +92,7 @@ y.from_numpy(yn)
 with ti.ad.Tape(loss=L):
     globals()[form]()
     loss()
-exact = np.cos(yn) if form.endswith("_sin") else 1.0 - np.tanh(yn) ** 2
+exact = np.cos(yn) if form.endswith("_sin") else np.exp(yn) if form.endswith("_exp") else 1.0 - np.tanh(yn) ** 2
 err = np.abs(y.grad.to_numpy() - exact).max()
 print(f"{form:28} max |d sum(out)/dy - exact| = {err:.3g}: " + ("WRONG DERIVATIVE" if err > 1e-9 else "agree"))
 sys.exit(1 if err > 1e-9 else 0)
@@ -92,7 +103,8 @@ def main() -> int:
     child = pathlib.Path(tempfile.mkdtemp()) / "taichi_tanh_after_inner_loop.py"     # Taichi reads kernels from a file
     child.write_text(CHILD)
     wrong = False
-    for form in ("grid_stride_inner_loop_tanh", "grid_stride_tanh", "inner_loop_tanh", "grid_stride_inner_loop_sin"):
+    for form in ("grid_stride_inner_loop_tanh", "grid_stride_tanh", "inner_loop_tanh", "grid_stride_inner_loop_sin",
+                 "grid_stride_inner_loop_exp"):
         done = subprocess.run([sys.executable, str(child), form], capture_output=True, text=True, timeout=600)
         said = [ln for ln in done.stdout.splitlines() if ln.startswith(form)]
         print(said[-1] if said else f"{form}: exit status {done.returncode}", flush=True)

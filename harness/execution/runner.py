@@ -66,6 +66,17 @@ def time_limit(seconds: float, what: str):
         signal.signal(signal.SIGALRM, previous)
 
 
+def child_environment() -> dict:
+    """This process's environment for a child that runs a case, with this harness first on its path:
+    the child's working folder is the case root, where a relative PYTHONPATH (`PYTHONPATH=.`, as the
+    harness is run from a checkout) no longer finds the harness."""
+    import os
+    import harness
+    here = str(Path(harness.__file__).resolve().parents[1])
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([here] + [str(Path(p).resolve()) for p in rest])}
+
+
 class Runner:
     def __init__(self, root: Path, backend_name: str | None = None, timeout_s: float | None = None,
                  seams=None):
@@ -141,7 +152,7 @@ class Runner:
                run.name, self.backend.name]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s or None,
-                                  cwd=self.root)
+                                  cwd=self.root, env=child_environment())
             lines = [ln for ln in done.stdout.splitlines() if ln.startswith(OUTCOME_MARK)]
             if not lines and (run.engine != "bundled" or run.case.expect.crash) and done.returncode < 0:
                 return judge_run(self.new_outcome(run, time.time()), run.case.expect, run.engine,   # killed by a signal

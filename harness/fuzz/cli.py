@@ -38,6 +38,10 @@ def add_fuzz_parser(subparsers) -> None:
                    help="dedupe, reduce and write reproducers for a findings folder, run nothing else "
                         "(harness/fuzz/findings.py); with --log, its counts go on the campaign page")
     p.add_argument("-o", "--output", default="fuzz-triage", help="folder for --triage (default fuzz-triage)")
+    p.add_argument("--triage-sample", type=int, default=1, metavar="N",
+                   help="--triage reduces the N smallest findings of each group (default 1)")
+    p.add_argument("--triage-minutes", type=float, default=None, metavar="M",
+                   help="--triage starts no reduction after M minutes; the groups left are listed unreduced")
     p.add_argument("--show", type=int, default=None, metavar="SEED", help="print one seed's kernel and case, run nothing")
     p.add_argument("--syntax", action="store_true",
                    help="the syntax fuzzer instead (harness/fuzz/syntax.py): kernels in the whole numba.cuda "
@@ -104,8 +108,12 @@ def run_fuzz(args) -> int:
         from harness.backends import get_backend
         get_backend("sim")
         from harness.fuzz.findings import triage
-        records = triage(Path(args.triage), Path(args.output), Path.cwd(), Path(args.log) if args.log else None)
-        print(f"{len(records)} distinct findings; {Path(args.output) / 'campaign.md'}")
+        records = triage(Path(args.triage), Path(args.output), Path.cwd(), Path(args.log) if args.log else None,
+                         sample=args.triage_sample,
+                         total_s=args.triage_minutes * 60 if args.triage_minutes is not None else None)
+        done = [r for r in records if r["signature"] is not None]
+        print(f"{len(done)} distinct findings, {len(records) - len(done)} groups not reduced; "
+              f"{Path(args.output) / 'campaign.md'}")
         return 0
     if args.summarize:
         from harness.fuzz.campaign import summarize_log

@@ -9,8 +9,10 @@ beside the bundled engine's verdict of the same mode and dtype:
   the adapter fails, the bundled engine passes    finite differences side with the bundled engine:
                                                   a finding of the adapter;
   the bundled engine fails, an adapter passes     a finding of the bundled engine;
-  both fail                                       a finding of each, marked `both fail` (suspect
+  both fail, no engine passes                     a finding of each, marked `both fail` (suspect
                                                   the oracle or the generator first);
+  both fail, another engine passes                finite differences side with that engine (the
+                                                  others are named "wrong too");
   an adapter crashes (any error but a refusal)    a crash finding of the adapter;
   a derivative launch leaves other primal values  a primal-differs finding of that engine: its
   than the primal launch (or than numba's)        derivative kernel's primal or the compiler is
@@ -60,10 +62,11 @@ def judge_seed(results: dict) -> list[tuple]:
         others = {e: r[0] for (e, m, d), r in results.items() if (m, d) == (mode, dtype) and e != engine}
         wrong_too = sorted(e for e, k in others.items() if k == "wrong-gradient")
         siding = sorted(e for e, k in others.items() if k == "pass")
-        if wrong_too:
+        if siding:         # another engine passes: the oracle is not the suspect, whoever else fails
+            why = f"finite differences side with {', '.join(siding)}" + \
+                (f" ({', '.join(wrong_too)} wrong too)" if wrong_too else "")
+        elif wrong_too:
             why = f"both fail ({', '.join(wrong_too)} too)"
-        elif siding:
-            why = f"finite differences side with {', '.join(siding)}"
         else:
             why = "finite differences alone judge it (no other engine ran this mode)"
         found.append((engine, name, "wrong-gradient", f"{why}: {message}"))

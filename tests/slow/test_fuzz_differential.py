@@ -8,13 +8,13 @@ import ast
 import os
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from harness.fuzz.differential import judge_seed, profile_for
 from harness.fuzz.findings import constructs
+from harness.fuzz.known import KNOWN
 from harness.fuzz.grammar import PORTABLE_MATH, generate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +51,12 @@ def test_judging_sides_with_finite_differences():
     both = judge_seed({("bundled", "reverse", None): ("wrong-gradient", "x", "reverse"),
                        ("warp", "reverse", None): ("wrong-gradient", "y", "reverse@warp")})
     assert all(msg.startswith("both fail") for *_, msg in both) and len(both) == 2
+    # Warp and Taichi wrong where the bundled engine passes: the oracle is not the suspect
+    sided = judge_seed({("bundled", "reverse", None): ("pass", "", "reverse"),
+                        ("warp", "reverse", None): ("wrong-gradient", "x", "reverse@warp"),
+                        ("taichi", "reverse", None): ("wrong-gradient", "y", "reverse@taichi")})
+    assert sorted(msg for *_, msg in sided) == ["finite differences side with bundled (taichi wrong too): x",
+                                                  "finite differences side with bundled (warp wrong too): y"]
 
 
 def test_constructs_name_what_is_left():
@@ -58,6 +64,12 @@ def test_constructs_name_what_is_left():
            "def kernel(x, acc, n):\n    i = cuda.grid(1)\n    for k in range(0, n, 2):\n        if k > 3:\n"
            "            break\n    cuda.atomic.max(acc, 0, h(x[i]))\n")
     assert constructs(src) == ["atomic-max", "break", "device-function", "dynamic-loop", "if", "sin", "stepped-range"]
+    # a grid-stride loop is not a dynamic loop of the body (Warp's dynamic-loop class needs one there)
+    grid_stride = ("import math\nfrom numba import cuda\n\ndef kernel(out, x, n):\n"
+                   "    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):\n"
+                   "        for k in range(4):\n            out[i] = math.tanh(x[i])\n")
+    assert constructs(grid_stride) == ["grid-stride", "static-loop", "tanh"]
+    assert "dynamic-loop" in constructs(grid_stride.replace("range(4)", "range(n)"))
 
 
 def test_reducer_edits_reach_device_functions(tmp_path):
@@ -89,74 +101,6 @@ TAICHI_EVERY = 2
 def bounded_plan(seeds=BOUNDED_SEEDS) -> dict:
     """seed -> engines of the bounded campaign."""
     return {s: ("bundled", "warp", "taichi") if s % TAICHI_EVERY == 0 else ("bundled", "warp") for s in seeds}
-
-
-@dataclass(frozen=True)
-class Known:
-    """A class of finding the campaign knows: a case in cases/ (with `variant`, that variant) whose
-    kernel shows it and whose expectation for `engine` is an xfail of it (an upstream bug's case
-    of the corpus, or a fuzz finding with "found by fuzzing; not yet reported"). A finding of that
-    engine in one of `modes`, failing one of `oracles` ("crash" for a crash), whose kernel has every
-    construct of `requires` (findings.py's signature) is that bug again."""
-    case: str
-    variant: str | None
-    engine: str
-    oracles: tuple
-    requires: frozenset
-    modes: tuple = ("reverse",)
-
-    def document(self) -> dict:
-        import yaml
-        doc = yaml.safe_load((ROOT / "cases" / f"{self.case}.yaml").read_text())
-        return {**doc, **doc["variants"][self.variant]} if self.variant else doc
-
-    def kernel_constructs(self) -> set:
-        path, name = self.document()["kernel"].split(":")
-        tree = ast.parse((ROOT / path).read_text())
-        function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-        return set(constructs(ast.unparse(function)))
-
-    def matches(self, signature: tuple) -> bool:
-        engine, mode, oracle, found = signature
-        return engine == self.engine and mode in self.modes and oracle in self.oracles and self.requires <= set(found)
-
-
-WRONG = ("fd-reverse", "zero", "dot")
-KNOWN = [
-    Known("fuzz-adapters-atomic-max-destination", None, "warp", ("zero",), frozenset({"atomic-max"})),
-    Known("fuzz-adapters-atomic-max-destination", None, "taichi", ("zero",), frozenset({"atomic-max"})),
-    Known("atomic-max-min", "bucket-min", "warp", ("zero",), frozenset({"atomic-min"})),
-    Known("atomic-max-min", "bucket-min", "taichi", ("zero",), frozenset({"atomic-min"})),
-    # Warp: a value carried through a dynamic loop (a while loop is one) gets a wrong adjoint
-    Known("warp-1694-dynamic-loop", None, "warp", WRONG, frozenset({"dynamic-loop"})),
-    Known("while-newton", None, "warp", WRONG, frozenset({"while"})),
-    # Taichi: a loop inside an if inside the parallel loop, its value used after the loop
-    # Warp and Taichi: the reverse replays an atomic add whose old value is used (a ticket), so the
-    # adjoints go to other slots (seen by finite differences or, launch to launch, by a relation)
-    Known("atomic-ticket-loop", None, "warp", WRONG + ("rel-noneed", "rel-const", "rel-batch"), frozenset({"atomic-old"})),
-    Known("atomic-ticket-loop", None, "taichi", WRONG + ("rel-noneed", "rel-const", "rel-batch"), frozenset({"atomic-old"})),
-    # Warp and Taichi: the adjoint reads an element after the kernel overwrote it (Warp issue 947)
-    Known("warp-square-in-place", None, "warp", WRONG, frozenset({"overwrite"})),
-    Known("warp-square-in-place", None, "taichi", WRONG, frozenset({"overwrite"})),
-    # (threads of a partial block, past the bounds guard, get NaN adjoints from it: oracle zero; seed 90
-    # with one full block fails fd-reverse instead, and passes without the guard or without the loop)
-    # (a forward run shows it too: its dot test compares with Taichi's reverse)
-    Known("warp-1694-dynamic-loop", None, "taichi", WRONG, frozenset({"if", "dynamic-loop"}), ("forward", "reverse")),
-    Known("warp-1694-dynamic-loop", "static", "taichi", WRONG, frozenset({"if", "static-loop"}), ("forward", "reverse")),
-    # Taichi's process dies (SIGBUS) in reverse on seed 100's kernel, reduced in plain Taichi
-    # (reproducers/taichi_sigbus_branch_in_guard.py) to a local set in an if/else (a conditional
-    # expression translates to one) and a loop-carried local inside the bounds check: seeds 42 and
-    # 188 die the same way since conditional expressions became branches
-    Known("fuzz-taichi-sigbus", None, "taichi", ("crash",), frozenset({"if", "static-loop", "ternary"}),
-          ("forward", "reverse")),
-    # the same through a device function whose if/else sets its result (seed 118)
-    Known("fuzz-taichi-sigbus-ticket", None, "taichi", ("crash",), frozenset({"device-function", "if", "static-loop"}),
-          ("forward", "reverse")),
-    # Taichi's reverse of seed 134's kernel is wrong, reduced (reproducers/taichi_tanh_after_inner_loop.py)
-    # to tanh after an inner loop inside a grid-stride loop: the adjoint reads a stale forward tanh
-    Known("fuzz-taichi-grid-stride-loops", None, "taichi", WRONG, frozenset({"grid-stride", "static-loop", "tanh"}),
-          ("forward", "reverse")),
-]
 
 
 def test_known_findings_are_cases_with_the_engines_xfail():
@@ -265,3 +209,57 @@ def test_reducing_through_an_adapter_refuses_an_edit_that_indexes_past_an_array(
         assert not reducer._numba_primal_runs(past)
     finally:
         reducer.cleanup()
+
+
+def _saved_finding(folder: Path, stem: str, source: str, found: str) -> None:
+    (folder / "kernels").mkdir(parents=True, exist_ok=True)
+    (folder / "cases").mkdir(parents=True, exist_ok=True)
+    (folder / "kernels" / f"{stem}.py").write_text(source)
+    (folder / "cases" / f"{stem}.yaml").write_text(
+        f"id: {stem}\nkernel: kernels/{stem}.py:kernel\ndescription: 'Generated. Found: {found}'\n")
+
+
+def test_triage_groups_findings_by_the_known_classes_they_could_be(tmp_path):
+    """Findings whose kernels could be the same known bugs are one group (one reduction), whatever
+    else their kernels hold; a finding no known class explains keeps its whole signature."""
+    from harness.fuzz.findings import first_signature, group_key, saved_findings
+    head = "import math\nfrom numba import cuda\n\ndef kernel(x, acc):\n    i = cuda.grid(1)\n"
+    _saved_finding(tmp_path, "fuzz-1-warp-wrong-gradient", head + "    cuda.atomic.max(acc, 0, x[i])\n",
+                   "reverse-float64@warp: both fail: zero: gradient is zero")
+    _saved_finding(tmp_path, "fuzz-2-warp-wrong-gradient", head + "    cuda.atomic.max(acc, 0, math.sin(x[i]))\n",
+                   "reverse-float32@warp: finite differences side with bundled: zero: gradient is zero")
+    _saved_finding(tmp_path, "fuzz-3-warp-wrong-gradient", head + "    acc[i] = math.sin(x[i])\n",
+                   "reverse-float64@warp: finite differences side with bundled: fd-reverse: AD 1 vs FD 2")
+    keys = {f.case.stem: group_key(f, first_signature(f)) for f in saved_findings(tmp_path)}
+    assert keys["fuzz-1-warp-wrong-gradient"] == keys["fuzz-2-warp-wrong-gradient"] == \
+        ("warp", "reverse", "zero", ("known:", "fuzz-adapters-atomic-max-destination"))
+    assert keys["fuzz-3-warp-wrong-gradient"] == ("warp", "reverse", "fd-reverse", ("sin",))
+
+
+def test_triage_sets_apart_findings_that_pass_today():
+    from harness.fuzz.findings import campaign_page, reproduces
+    assert reproduces("FAIL; failing fd-reverse") and reproduces("ZERO; failing zero") and reproduces("ERROR; error X")
+    assert not reproduces("PASS") and not reproduces("UNSUPPORTED; error UnsupportedError")
+    page = campaign_page([], None, gone=[{"group": ("bundled",), "seeds": ["fuzz-1374-bundled-wrong-gradient"],
+                                         "target": "PASS"}])
+    assert "no longer reproduce" in page and "fuzz-1374-bundled-wrong-gradient | PASS" in page
+
+
+def test_a_reproducers_verdict_is_not_hidden_by_the_systems_banners(tmp_path):
+    from harness.fuzz.findings import run_reproducer
+    script = tmp_path / "repro.py"
+    script.write_text("import sys\nprint('relative error 4.66: WRONG DERIVATIVE')\n"
+                      "print('Warp CUDA warning: Could not find or load the NVIDIA CUDA driver.', file=sys.stderr)\n"
+                      "sys.exit(1)\n")
+    code, said = run_reproducer(script)
+    assert code == 1 and said.splitlines()[-1] == "relative error 4.66: WRONG DERIVATIVE"
+
+
+def test_the_campaign_page_counts_findings_by_known_class():
+    from harness.fuzz.findings import by_known_class, campaign_page
+    groups = {("warp", "reverse", "zero", ("known:", "a")): [1, 2, 3],
+              ("warp", "reverse", "zero", ("known:", "a", "b")): [4],
+              ("warp", "reverse", "fd-reverse", ("sin",)): [5]}
+    counted = by_known_class(groups)
+    assert counted == [("warp", "a", 4, 3), ("warp", "b", 1, 0)]
+    assert "| warp | `a` | 4 | 3 |" in campaign_page([], None, known=counted)

@@ -237,6 +237,13 @@ def test_adapter_limits_table_is_the_printout_of_the_limits_table():
     assert markdown_table() in text, "regenerate with: python -m harness.adapters.limits"
 
 
+def test_known_fuzz_findings_table_is_the_printout_of_the_known_classes():
+    from harness.fuzz.known import KNOWN, markdown_table
+    text = (DOCS / "fuzz.md").read_text()
+    assert markdown_table() in text, "regenerate with: python -m harness.fuzz.known"
+    assert all(f"`{k.name}`" in text for k in KNOWN)
+
+
 # ----------------------------------------------------------------------------- counts per engine (generated)
 
 SMALL_RESULTS = "tests/data/engine-counts-small.jsonl"

@@ -1,0 +1,35 @@
+"""The plain reproducers of Warp and Taichi bugs (reproducers/): each runs without the harness, as a
+bug report's reader would run it, and says how to run it and what its exit status means."""
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+REPRODUCERS = sorted((ROOT / "reproducers").glob("*.py"))
+
+
+def _imported_modules(source: str) -> set:
+    tree = ast.parse(source)
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return names | {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+
+
+def test_reproducers_import_no_harness():
+    assert REPRODUCERS
+    for path in REPRODUCERS:
+        text = path.read_text()
+        # the script itself and any child program it writes out as a string (Taichi reads kernels from files)
+        programs = [text] + [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant)
+                             and isinstance(n.value, str) and "import " in n.value and "\n" in n.value]
+        for program in programs:
+            try:
+                modules = _imported_modules(program)
+            except SyntaxError:                      # a docstring that mentions an import
+                continue
+            assert "harness" not in modules, path.name
+
+
+def test_reproducers_say_how_to_run_them_and_what_the_exit_status_means():
+    for path in REPRODUCERS:
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        assert re.search(r"Run: python3? \S+", doc) and re.search(r"exit (status )?1\b", doc), path.name
