@@ -38,6 +38,7 @@ def test_a_derivative_launch_with_another_primal_is_not_judged(launching_backend
     assert got.message.startswith("primal-state") and NOT_JUDGED in got.message, got.message
     judged = {v.name for v in got.oracles}
     assert "primal-state" in judged and not judged & {"fd-forward", "fd-reverse", "dot", "zero"}, judged
+    assert mode in got.sources, "the derivative kernel's generated source goes with the verdict"
 
 
 def test_the_fuzzer_files_it_as_a_primal_finding_not_a_wrong_gradient():

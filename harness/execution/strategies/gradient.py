@@ -41,6 +41,8 @@ class Gradient:
             state.message += (f", {NOT_JUDGED}: one of the two launches computes another program than the "
                               "kernel (the engine's primal in its derivative kernel, or the compiler: compare "
                               "both with --backend sim)")
+            if log.latest.get(mode) is not None:        # its generated source goes with the verdict
+                ctx.record_launch(log.latest[mode], mode)
             return ([primal] if primal is not None else []) + [state]
         with ctx.timed("oracles_s"):
             verdicts = run_gradient_oracles(log, mode, **check.oracle_kwargs(
