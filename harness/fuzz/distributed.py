@@ -90,11 +90,10 @@ class WorkerKeeper:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="harness-worker-keeper", daemon=True)
 
-    def __enter__(self):
+    def start(self) -> None:
         self._thread.start()
-        return self
 
-    def __exit__(self, *exc):
+    def stop(self) -> None:
         self._stop.set()
         self._thread.join()
 
@@ -147,7 +146,7 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
         keeper = WorkerKeeper(cluster, workers, say) if cluster is not None else None
         try:
             if keeper is not None:
-                keeper.__enter__()
+                keeper.start()
             futures = {client.submit(fn, *args, key=key, pure=False, resources=resources): label
                        for label, key, fn, args in tasks}
             spec = {label: (key, fn, args) for label, key, fn, args in tasks}
@@ -192,7 +191,7 @@ def run_tasks(tasks, on_record, on_death, *, workers: int = 2, scheduler: str | 
                                   f"of them was written, so a run with --resume runs them")
         finally:
             if keeper is not None:
-                keeper.__exit__()
+                keeper.stop()
             if own:
                 client.close()
             if cluster is not None:
