@@ -1,4 +1,6 @@
 """Shared memory, barriers, atomics and warp shuffles in the primal."""
+import math
+
 from numba import cuda, float32, float64
 
 
@@ -89,6 +91,17 @@ def histogram_max(out, x):
         cuda.atomic.max(out, 0, x[i] * x[i])
 
 
+def nan_skipping_extrema(hi, lo, x, keep):
+    """hi[b] = nanmax over the kept x[i]^2 of bucket b, lo[b] = nanmin of sin(x[i]); a dropped
+    element contributes NaN, which nanmax/nanmin skip (max/min would keep it)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        b = i % hi.shape[0]
+        v = x[i] * x[i] if keep[i] else math.nan
+        cuda.atomic.nanmax(hi, b, v)
+        cuda.atomic.nanmin(lo, b, math.sin(x[i]) if keep[i] else math.nan)
+
+
 def bucket_min(out, x, bucket):
     """Per-bucket minimum of 2 x[i] + 1 with atomic min (several winners, one per bucket)."""
     i = cuda.grid(1)
@@ -129,3 +142,44 @@ def max_of_scaled(out, x):
     i = cuda.grid(1)
     if i < x.shape[0]:
         cuda.atomic.max(out, 0, x[i] * 1.5)
+
+
+@cuda.jit(device=True)
+def _atomic_max_returning_old(ary, idx, val):
+    return cuda.atomic.max(ary, idx, val)
+
+
+def max_through_helper(out, x):
+    """out[i % 4] = max over x[i]^2 through a helper that returns the atomic's old value, which the
+    kernel drops (Datashader's cuda_atomic_nanmax wrappers are written this way)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        _atomic_max_returning_old(out, i % out.shape[0], x[i] * x[i])
+
+
+def clip_by_atomics(data, lower, upper):
+    """data[i] clipped to [lower[i], upper[i]] by atomic max then atomic min on the thread's own
+    element: the two atomics run in its program order, and the final value is one contribution or
+    the initial value (Datashader's masked clip, through plain atomics)."""
+    i = cuda.grid(1)
+    if i < data.shape[0]:
+        cuda.atomic.max(data, i, lower[i])
+        cuda.atomic.min(data, i, upper[i])
+
+
+def clip_shared_by_atomics(data, lower, upper):
+    """The same on elements that threads share (i % n): max and min from different threads
+    interleave in any order."""
+    i = cuda.grid(1)
+    if i < lower.shape[0]:
+        cuda.atomic.max(data, i % data.shape[0], lower[i])
+        cuda.atomic.min(data, i % data.shape[0], upper[i])
+
+
+def own_max_then_add(data, lower, x):
+    """On one thread's own element: atomic max, then atomic add (the final value is no single
+    contribution, so the winner's rule does not hold)."""
+    i = cuda.grid(1)
+    if i < data.shape[0]:
+        cuda.atomic.max(data, i, lower[i])
+        cuda.atomic.add(data, i, x[i] * x[i])

@@ -150,6 +150,18 @@ class TaichiTarget(Target):
 _initialized = None
 AD_STACK_SIZE = 1024
 
+# Taichi 1.7.4 puts the fields declared between two kernel launches in an SNode tree of their own,
+# has room for 512 trees per program, and past them segfaults (no error): the process dies at the
+# 513th. A long session (the whole corpus through one worker, a fuzz worker) declares more fields
+# than that, so the adapter counts the fields it declares (each counted as a tree: fields declared
+# together share one, so this overcounts) and, at the start of a run, when none of its fields is in
+# use, starts a new Taichi program (ti.reset) before a run could pass FIELD_BUDGET. The
+# reproducer is reproducers/taichi_snode_tree_limit.py.
+SNODE_TREE_LIMIT = 512
+FIELD_BUDGET = 400
+_declared_fields = 0
+_program = 0                 # how many Taichi programs this process has started (fields belong to one)
+
 
 class _IntLike:
     """An argument's shape with int32 elements: the key and type of its store-mask field."""
@@ -158,17 +170,34 @@ class _IntLike:
         self.host = np.zeros(a.host.shape, np.int32)
 
 
+def _init_options(arch: str) -> dict:
+    import taichi as ti
+    # Taichi 1.7.4's default AD stack overflowed at 80 iterations of a loop-carried variable and
+    # the process died with a bus error (warp-running-product, tape-overflow); debug=True, which
+    # would check, breaks Tape's gradient clearing. A fixed, larger stack is Taichi's own option.
+    return dict(arch=ti.cuda if arch == "cuda" else ti.cpu, log_level=ti.ERROR, offline_cache=True,
+                ad_stack_size=AD_STACK_SIZE)
+
+
 def _init(arch: str):
     global _initialized
     import taichi as ti
     if _initialized is None:
-        # Taichi 1.7.4's default AD stack overflowed at 80 iterations of a loop-carried variable and
-        # the process died with a bus error (warp-running-product, tape-overflow); debug=True, which
-        # would check, breaks Tape's gradient clearing. A fixed, larger stack is Taichi's own option.
-        ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, log_level=ti.ERROR, offline_cache=True,
-                ad_stack_size=AD_STACK_SIZE)
+        ti.init(**_init_options(arch))
         _initialized = arch
     return ti
+
+
+def _make_room(ti, fields_needed: int) -> None:
+    """Start a new Taichi program if declaring `fields_needed` more fields could pass the budget.
+    Every field of the old program is gone after this (the adapters' caches check `_program`);
+    compiled kernels are compiled again on their next launch."""
+    global _declared_fields, _program
+    if _declared_fields + fields_needed <= FIELD_BUDGET:
+        return
+    ti.reset()
+    ti.init(**_init_options(_initialized))
+    _declared_fields, _program = 0, _program + 1
 
 
 class TaichiAdapter(Adapter):
@@ -181,6 +210,7 @@ class TaichiAdapter(Adapter):
         self.target = TaichiTarget(block_level=backend.name == "cuda")
         self.ti = _init("cuda" if backend.name == "cuda" else "cpu")
         self._fields: dict[tuple, object] = {}
+        self._program = _program
         from harness.adapters import taichi_seed
         self._seed = taichi_seed
 
@@ -208,9 +238,11 @@ class TaichiAdapter(Adapter):
     def _field(self, role: str, a: Arg):
         """Fields are reused per (argument, role, dtype, shape): a kernel taking fields as templates
         compiles once per set of fields, and Taichi never frees a field."""
+        global _declared_fields
         ti = self.ti
         key = (a.position, role, a.host.dtype.str, a.host.shape)
         if key not in self._fields:
+            _declared_fields += 1
             dt = a.host.dtype
             dtype = {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64}.get(dt) or \
                 (getattr(ti, f"{dt.kind}{dt.itemsize * 8}") if dt.kind in "iu" else None)
@@ -220,8 +252,17 @@ class TaichiAdapter(Adapter):
             self._fields[key] = ti.field(dtype, shape=a.host.shape, needs_grad=floating, needs_dual=floating)
         return self._fields[key]
 
+    def make_room(self, args) -> None:
+        """Before a run: room in this Taichi program for every field the run may declare (a primal
+        and a store mask per array, the scratch and loss fields)."""
+        _make_room(self.ti, 2 * len(args) + 2)
+        if self._program != _program:          # the program was replaced: its fields went with it
+            self._fields.clear()
+            self._program = _program
+
     def run(self, module, fname, args, launch, mode):
         ti = self.ti
+        self.make_room(args)
         kernel = getattr(module, fname)
         inputs, fields = [], []
         self._initial = {a.position: a.host.copy() for a in args if a.kind == "array"}
@@ -283,6 +324,7 @@ class TaichiAdapter(Adapter):
 
     def run_native(self, kernel, args, launch, mode):
         from harness.adapters.taichi_native import run
+        self.make_room(args)
         return run(self, kernel, args, launch, mode)
 
     def _stored(self, module, fname, args, inputs, fields) -> dict:
@@ -303,11 +345,15 @@ class TaichiAdapter(Adapter):
         return {pos: m.to_numpy().astype(bool) for pos, m in masks.items()}
 
     def _scratch(self):
+        global _declared_fields
         if "scratch" not in self._fields:
+            _declared_fields += 1
             self._fields["scratch"] = self.ti.field(self.ti.f64, shape=(), needs_grad=True, needs_dual=True)
         return self._fields["scratch"]
 
     def _loss(self):
+        global _declared_fields
         if "loss" not in self._fields:
+            _declared_fields += 1
             self._fields["loss"] = self.ti.field(self.ti.f64, shape=(), needs_grad=True)
         return self._fields["loss"]

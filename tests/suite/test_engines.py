@@ -623,3 +623,26 @@ def test_a_guarded_read_or_domain_is_a_branch_and_a_plain_choice_a_select(tmp_pa
         assert "(x[k] > " in loop.split("break")[0] and "k = (k + 1)" in loop.split("break")[1]
         ast.parse(text)
     assert "_choice7_8_7_38 = ti.f64(0.0)\n" in taichi      # Taichi: declared before its branch
+
+
+def test_taichi_adapter_starts_a_new_program_before_taichis_snode_tree_limit(monkeypatch):
+    """Taichi 1.7.4 segfaults at a program's 513th SNode tree (reproducers/taichi_snode_tree_limit.py),
+    and every field the adapter declares may be one: the whole corpus through one worker died of it.
+    The adapter starts a new Taichi program before its count passes FIELD_BUDGET; here the budget is
+    small, and the runs after each restart (fields declared again, kernels compiled again) are
+    still right."""
+    pytest.importorskip("taichi")
+    from harness.adapters import taichi_adapter
+    from harness.core.activity import Active, Duplicated
+    from harness.engine.runtime.launch import LaunchConfig
+    monkeypatch.setattr(taichi_adapter, "FIELD_BUDGET", 9)
+    programs = taichi_adapter._program
+    for n in range(3, 15):                    # a new shape each time: new fields
+        out, dout = np.zeros(n), np.ones(n)
+        x, dx = np.linspace(-1.0, 1.0, n), np.zeros(n)
+        _launch("taichi", "kernels/elementwise.py:scale", LaunchConfig.threads(n, n), Duplicated(out, dout),
+                np.float64(2.5), Duplicated(x, dx), mode="reverse")
+        np.testing.assert_allclose(out, 2.5 * x)
+        np.testing.assert_allclose(dx, 2.5)
+        assert taichi_adapter._declared_fields <= 9
+    assert taichi_adapter._program - programs >= 4      # 4 fields per run (out, x, their masks' room)

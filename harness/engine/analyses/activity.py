@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.core.errors import ActivityError, UnsupportedError
-from harness.engine.ir.ssa import Atomic, Assign, Draw, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
+from harness.engine.ir.ssa import Atomic, Assign, Draw, EXTREMA, If, KernelIR, Load, Loop, Nested, Prim, Store, file_of, walk
 from harness.engine.rules.table import NO_RULE_MESSAGE, PARTIALS, PIECEWISE_CONSTANT
 from harness.engine.ir.types import is_float
 from harness.engine.analyses.shared_replay import replayed_shared
@@ -21,8 +21,10 @@ SHUFFLES = ("shfl", "shfl_up", "shfl_down", "shfl_xor")      # args: (mask, valu
 
 # ----------------------------------------------------------------------------- activity
 
-def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
-    """SSA values that depend on a differentiable input (forward activity analysis).
+def varied_values(ir: KernelIR, activity: dict[str, str], owned=None) -> set[str]:
+    """SSA values that depend on a differentiable input (forward activity analysis). `owned`: a
+    function giving the arrays whose elements each thread touches alone (ownership.owned_arrays),
+    for the atomic max/min checks.
 
     Structured ifs need one pass in program order; loops feed their carried registers back, so
     the pass repeats until nothing new becomes varied (the lattice is finite: a few passes).
@@ -69,8 +71,8 @@ def varied_values(ir: KernelIR, activity: dict[str, str]) -> set[str]:
                     if is_float(ir.types[target]) and (a in varied or b in varied):
                         varied.add(target)
             elif isinstance(s, Atomic) and activity.get(s.array) in DIFFERENTIABLE:
-                if s.op in ("max", "min"):
-                    check_extremum(ir, s)
+                if s.op in EXTREMA:
+                    check_extremum(ir, s, owned)
             elif isinstance(s, Loop):
                 visit(s.header)
                 visit(s.body)
@@ -205,7 +207,7 @@ def check_const_arrays(ir: KernelIR, activity: dict[str, str], varied: set[str])
 from harness.engine.analyses.ownership import LaunchShape, check_cross_thread_war, check_shared_generator_states, check_stores_every_thread_makes, owned_arrays  # noqa: E402  (index sets)
 
 
-def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
+def check_extremum(ir: KernelIR, atomic: Atomic, owned=None) -> None:
     """An atomic max/min on a differentiable array is differentiated through its winner: the
     contribution that became the final value (on a tie, the lowest thread, then its earliest
     statement; the initial value on a tie with it). Finding the winner takes two passes over the
@@ -234,12 +236,15 @@ def check_extremum(ir: KernelIR, atomic: Atomic) -> None:
     if draws:      # the replay passes skip writes, and a draw writes its generator state
         refuse(f"the kernel draws random numbers (line {draws[0].line}), which the replay that finds the "
                "winner cannot draw again")
-    referenced = referenced_names(ir.body)
+    referenced = live_names(ir.body)
     olds = [s for s in walk(ir.body) if isinstance(s, Atomic) and s.target in referenced]
     if olds:       # the replay passes skip atomics, so an old value would be undefined there
         refuse(f"the kernel uses the old value of the atomic at line {olds[0].line}, which the replay that finds "
                "the winner cannot reproduce")
     others = sorted({s.op for s in walk(ir.body) if isinstance(s, Atomic) and s.array == atomic.array} - {atomic.op})
+    if others and set(others) <= set(EXTREMA) and owned is not None and atomic.array in owned():
+        others = []  # each element is one thread's: its max/min run in that thread's program order,
+        # and the final value is still one contribution or the initial value, the winner
     if others:     # add then min differs from min then add: the final value depends on the thread order
         refuse(f"the kernel also applies atomic {', '.join(others)} to it, so its final value depends on the "
                "order in which threads arrive")
@@ -258,8 +263,9 @@ def enclosing_loop(ir: KernelIR, stmt):
     return found
 
 
-def referenced_names(node) -> set[str]:
-    """Every name a statement list reads (operands, indices, conditions, loop registers)."""
+def referenced_names(node, dead: frozenset = frozenset(), live: set | None = None) -> set[str]:
+    """Every name a statement list reads (operands, indices, conditions, loop registers), leaving
+    out the statements whose ids are in `dead` and the If phis whose targets are not in `live`."""
     out: set[str] = set()
 
     def visit(v):
@@ -269,16 +275,34 @@ def referenced_names(node) -> set[str]:
             for x in v:
                 visit(x)
         elif dataclasses.is_dataclass(v):
+            if id(v) in dead:
+                return
             for f in dataclasses.fields(v):
-                if f.name not in ("target", "array", "op", "line", "name", "file"):
+                if f.name == "phis" and live is not None:
+                    visit([(a, b) for target, a, b in v.phis if target in live])
+                elif f.name not in ("target", "array", "op", "line", "name", "file"):
                     visit(getattr(v, f.name))
     visit(node)
     return out
 
 
+def live_names(body) -> set[str]:
+    """The names some effect depends on: referenced_names less those read only by assignments (and
+    If phis) whose own targets nothing live reads, such as the old value that an inlined helper
+    (`return cuda.atomic.max(...)`) returns and its caller drops."""
+    assigns = [s for s in walk(body) if isinstance(s, Assign)]
+    live = referenced_names(body)
+    while True:
+        dead = frozenset(id(s) for s in assigns if s.target not in live)
+        fewer = referenced_names(body, dead, live)
+        if fewer == live:
+            return live
+        live = fewer
+
+
 def extremum_atomics(ir: KernelIR, activity: dict[str, str]) -> list[Atomic]:
     """The atomic max/min statements on differentiable arrays, in program order."""
-    return [s for s in walk(ir.body) if isinstance(s, Atomic) and s.op in ("max", "min")
+    return [s for s in walk(ir.body) if isinstance(s, Atomic) and s.op in EXTREMA
             and activity.get(s.array) in DIFFERENTIABLE]
 
 
@@ -311,7 +335,7 @@ def analyze(ir: KernelIR, activity: dict[str, str], launch: LaunchShape, mode: s
         activity[arr.name] = "duplicated" if np.issubdtype(np.dtype(arr.dtype), np.floating) else "const"
     if mode == "reverse":
         (seams.mark_taped_loads if seams is not None else mark_taped_loads)(ir)
-    varied = varied_values(ir, activity)
+    varied = varied_values(ir, activity, owned=lambda: owned_of(ir, launch))
     check_const_arrays(ir, activity, varied)
     owned = owned_of(ir, launch)
     check_shared_generator_states(ir, launch)

@@ -38,7 +38,7 @@ import math
 from harness.engine.analyses.activity import DIFFERENTIABLE, SHUFFLES
 from harness.engine.emission.emit_state import EmitState, differentiable_arrays
 from harness.engine.emission.emit_uniform import uniform_slots
-from harness.engine.ir.ssa import Assign, Atomic, KernelIR, Nested, Prim, Special, walk
+from harness.engine.ir.ssa import Assign, Atomic, EXTREMA, KernelIR, Nested, Prim, Special, walk
 from harness.engine.emission.syntax import expr_text
 from harness.engine.ir.types import is_float
 
@@ -58,7 +58,7 @@ def refusal(ir: KernelIR, activity: dict, owned, gather: dict, mode: str) -> str
     if gather:
         return "gathered adjoints replay other threads by their global index"
     for s in walk(ir.body):
-        if isinstance(s, Atomic) and s.op in ("max", "min"):
+        if isinstance(s, Atomic) and s.op in EXTREMA:
             return "atomic max/min winners are found by real thread id"
         if isinstance(s, Assign) and isinstance(s.expr, Prim) and s.expr.op in SHUFFLES:
             return "warp shuffles"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from harness.engine.frontend.source import resolve_global
-from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, Param, Prim, Special
+from harness.engine.ir.ssa import Alloc, Assign, Atomic, Barrier, EXTREMA, Param, Prim, Special
 from harness.engine.frontend.lower_dispatch import expression, lowers
 from harness.engine.frontend.lower_exprs import element
 from harness.engine.frontend.lower_inline import autodiff_call, device_call
@@ -107,13 +107,9 @@ def cuda_call(st: LoweringState, name, node, out):
         return None
     if name.startswith("cuda.atomic."):
         op = name.rsplit(".", 1)[1]
-        if op in ("nanmax", "nanmin"):
-            # the same winner as max/min on numbers; NaN operands are skipped rather than kept
-            raise st.err(node, f"cuda.atomic.{op} (the NaN-ignoring {op[3:]}) is not differentiated by the engine "
-                         f"yet; cuda.atomic.{op[3:]} is")
-        if op not in ("add", "sub", "max", "min"):
+        if op not in ("add", "sub") + EXTREMA:
             raise st.err(node, f"cuda.atomic.{op} cannot be differentiated: its result depends on the "
-                         "order in which threads arrive (only add, sub, max and min are supported)")
+                         f"order in which threads arrive (only add, sub, {', '.join(EXTREMA)} are supported)")
         arr, idx, val = node.args
         if not (isinstance(arr, ast.Name) and arr.id in st.arrays):
             raise st.err(node, "the first argument of an atomic must be an array")

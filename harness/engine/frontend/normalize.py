@@ -21,8 +21,8 @@ from harness.engine.frontend import lower_calls, lower_exprs, lower_inline, lowe
 from harness.engine.analyses.barriers import check_barriers
 from harness.engine.frontend.control import LIVE, RET, prepare_body  # noqa: F401  (LIVE: the flag's name, for tests and tools)
 from harness.engine.frontend.source import KernelSource
-from harness.engine.ir.ssa import Assign, If, KernelIR, Loop, Param, walk
-from harness.engine.analyses.activity import referenced_names
+from harness.engine.ir.ssa import Assign, Atomic, Draw, If, KernelIR, Loop, Param, walk
+from harness.engine.analyses.activity import live_names, referenced_names
 from harness.engine.frontend.lower_dispatch import block
 from harness.engine.frontend.lower_state import LoweringState
 
@@ -40,7 +40,36 @@ def lower_kernel(src: KernelSource, params: list[Param], device: bool = False) -
                   calls=st.calls, nested=st.nested, nodiff=st.nodiff, local_arrays=st.local_arrays)
     check_barriers(ir, device)          # only in block-uniform control flow
     drop_unread_loop_variable_phis(ir)
+    drop_unread_atomic_results(ir)
     return ir
+
+
+def drop_unread_atomic_results(ir: KernelIR) -> None:
+    """A helper written `return cuda.atomic.max(ary, i, v)` whose caller drops the value leaves the
+    atomic's old value read by copies that nothing reads. The old value depends on the order in
+    which threads arrive, and the analyses refuse a derivative through a read of it; these reads
+    are not reads, so the dead copies (and If phis) that carry it are dropped."""
+    live = live_names(ir.body) | {r for r in ir.returns if isinstance(r, str)}
+    dropped: set[str] = set()
+
+    def prune(stmts: list) -> list:
+        kept = []
+        for s in stmts:
+            if isinstance(s, Atomic) and not isinstance(s, Draw) and s.target and s.target not in live:
+                dropped.add(s.target)        # still assigned, never read
+            elif isinstance(s, Assign) and s.target not in live and referenced_names(s.expr) & dropped:
+                dropped.add(s.target)
+                continue
+            elif isinstance(s, If):
+                s.body, s.orelse = prune(s.body), prune(s.orelse)
+                dead = [phi for phi in s.phis if phi[0] not in live and set(phi[1:]) & dropped]
+                dropped.update(phi[0] for phi in dead)
+                s.phis = [phi for phi in s.phis if phi not in dead]
+            elif isinstance(s, Loop):
+                s.header, s.body = prune(s.header), prune(s.body)
+            kept.append(s)
+        return kept
+    ir.body = prune(ir.body)
 
 
 def drop_unread_loop_variable_phis(ir: KernelIR) -> None:

@@ -139,12 +139,18 @@ class Barrier:
 @dataclass
 class Atomic:
     """cuda.atomic.<op>(array, index, value); target receives the old value (or None)."""
-    op: str                     # add | sub | max | min
+    op: str                     # add | sub | one of EXTREMA
     array: str
     index: tuple
     value: Atom
     target: str | None
     line: int
+
+
+# The atomics differentiated through their winner (emit_extrema.py). nanmax/nanmin skip a NaN
+# operand where max/min keep it; on numbers they pick the same winner, and a NaN contribution never
+# equals the final value, so the same winner test serves all four.
+EXTREMA = ("max", "min", "nanmax", "nanmin")
 
 
 @dataclass
