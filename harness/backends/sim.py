@@ -1,9 +1,30 @@
 """numba's CUDA simulator: kernels run as Python threads over numpy arrays."""
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import numpy as np
 
 from harness.backends.base import Backend, CompileMemo, TargetConfig
+
+# numba's simulator runs a block's threads as Python threads. A thread released by a barrier (or
+# woken by any other wait) runs only once the running thread gives up the GIL, which it does every
+# sys.getswitchinterval(): 5 ms by default, so each barrier costs milliseconds per thread. Measured
+# on one core: barrier-shared-replay's reverse run took 49 s at 5 ms, 15 s at 0.2 ms and 9 s at
+# 50 us (10 us: no better), and two case files without barriers 61 s and 48 s. The interval is the
+# process's, so it is set for the launch only and restored after it.
+SIM_SWITCH_INTERVAL_S = 5e-5
+
+
+@contextlib.contextmanager
+def _quick_thread_switches():
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SIM_SWITCH_INTERVAL_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def _as_numba_types(value):
@@ -57,8 +78,9 @@ class SimBackend(Backend):
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
         from harness.backends.sim_block import check_launch_dims
         check_launch_dims(tuple(np.atleast_1d(grid)), tuple(np.atleast_1d(block)))
-        compiled[grid, block](*[FakeCUDAArray(a) if isinstance(a, np.ndarray) and a.ndim > 0 else _as_numba_types(a)
-                                for a in args])
+        with _quick_thread_switches():
+            compiled[grid, block](*[FakeCUDAArray(a) if isinstance(a, np.ndarray) and a.ndim > 0
+                                    else _as_numba_types(a) for a in args])
 
     def fault_of(self, exc):
         # the simulator reports an out-of-bounds access as the thread's IndexError
