@@ -47,11 +47,12 @@ class SimBackend(Backend):
         if not config.ENABLE_CUDASIM:
             raise RuntimeError("the sim backend needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
         from numba import cuda
-        from harness.backends import sim_block, sim_jit_options, sim_modules, sim_warp
+        from harness.backends import sim_block, sim_jit_options, sim_modules, sim_shared, sim_warp
         sim_jit_options.install()             # jit's build-only options (launch_bounds, ...)
         sim_warp.install()                    # the simulator has no warp shuffles of its own
         sim_modules.install()                 # numba.cuda.grid(...) through the numba package
         sim_block.install()                   # a GPU's launch limits and barrier rules; stoppable launches
+        sim_shared.install()                  # one shared array per block and line, without a race
         self.cuda = cuda
         self.compiles = CompileMemo()
 
