@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 import numpy as np
@@ -10,17 +11,19 @@ from harness.backends.base import Backend, CompileMemo, TargetConfig
 
 # numba's simulator runs a block's threads as Python threads. A thread released by a barrier (or
 # woken by any other wait) runs only once the running thread gives up the GIL, which it does every
-# sys.getswitchinterval(): 5 ms by default, so each barrier costs milliseconds per thread. Measured
-# on one core: barrier-shared-replay's reverse run took 49 s at 5 ms, 15 s at 0.2 ms and 9 s at
-# 50 us (10 us: no better), and two case files without barriers 61 s and 48 s. The interval is the
+# sys.getswitchinterval(): 5 ms by default, so each barrier costs milliseconds per thread. Alone on
+# a core, barrier-shared-replay's reverse run took 49 s at 5 ms, 15 s at 0.2 ms, 9 s at 50 us; but
+# with both cores busy (xdist) very short intervals cost system time in futex wake-ups: five case
+# files (62 runs, -n 2) took 171 s at 5 ms, 182 s at 50 us and 128 s at 0.5 ms. The interval is the
 # process's, so it is set for the launch only and restored after it.
-SIM_SWITCH_INTERVAL_S = 5e-5
+SIM_SWITCH_INTERVAL_S = 5e-4
+SWITCH_INTERVAL_ENV = "HARNESS_SIM_SWITCH_INTERVAL"     # seconds, to measure another value
 
 
 @contextlib.contextmanager
 def _quick_thread_switches():
     before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, SIM_SWITCH_INTERVAL_S))
+    sys.setswitchinterval(float(os.environ.get(SWITCH_INTERVAL_ENV, SIM_SWITCH_INTERVAL_S)))
     try:
         yield
     finally:
