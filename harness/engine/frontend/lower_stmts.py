@@ -208,6 +208,19 @@ def assign(st: LoweringState, target, value, out):
                 raise st.err(value, f"`{ast.unparse(value.func)}` returns no value")
             st.env[target.id] = st.emit_assign(out, st.fresh(target.id), Prim("copy", (results[0],)))
             return
+        if isinstance(value, ast.Tuple) and len(value.elts) > 1 and not any(
+                isinstance(e, (ast.Tuple, ast.List, ast.Starred, ast.Slice))
+                or (isinstance(e, ast.Name) and (e.id in st.arrays or e.id in st.tuple_names))
+                or is_view(st, e) for e in value.elts):
+            # `ext = (lo, hi)`: a tuple of numbers kept as a value (PyLops' extremes, read as
+            # `ext[0]`); held as its components, like a device function's tuple above
+            atoms = [expression(st, e, out) for e in value.elts]
+            st.tuple_names.pop(target.id, None)
+            for k, a in enumerate(atoms):
+                st.env[f"{target.id}__{k}"] = st.emit_assign(out, st.fresh(f"{target.id}__{k}"), Prim("copy", (a,)))
+            st.tuple_names[target.id] = len(atoms)
+            st.env.pop(target.id, None)
+            return
         new = st.fresh(target.id)
         expression(st, value, out, target=new)
         st.tuple_names.pop(target.id, None)
