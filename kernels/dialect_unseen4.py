@@ -5,6 +5,8 @@ constant positions, loops over `zip(range(...), range(...))` and `enumerate(rang
 branch on a scalar argument inside a loop, with a thread-owned update in one branch and an atomic
 scatter in the other. (`@cuda.jit(max_registers=...)` is in dialect_unseen4_jit_options.py: under
 the simulator it broke the import of its whole module.)"""
+import math
+
 import numpy as np
 from numba import cuda, types
 
@@ -62,3 +64,46 @@ def scalar_branch_in_loop(x, y, h, adjoint):
                     y[i] += h[k] * x[j] * y[i] * 0.0 + h[k] * x[j]
                 else:
                     cuda.atomic.add(y, j, h[k] * x[i])
+
+
+@cuda.jit(device=True)
+def _dot3(p, q):
+    (px, py, pz) = p
+    (qx, qy, qz) = q
+    return px * qx + py * qy + pz * qz
+
+
+@cuda.jit(device=True)
+def _norm(p):
+    total = 0.0
+    for c in p:
+        total += c * c
+    return math.sqrt(total)
+
+
+@cuda.jit(device=True)
+def _scaled_and_length(p, s):
+    scaled = (p[0] * s, p[1] * s, p[2] * s)
+    return scaled, _norm(scaled)
+
+
+@cuda.jit(device=True)
+def _reflect(n, v):
+    d = _dot3(n, v)
+    out = (v[0] - 2 * d * n[0], v[1] - 2 * d * n[1], v[2] - 2 * d * n[2])
+    return out
+
+
+@cuda.jit
+def vector_tuples(rows, out):
+    """MCViNE's vector style: rows unpacked into tuples, tuples (literal, returned, nested) passed
+    to device functions, looped over, returned as `return t` and as `return t, x`, and a tuple of
+    rows bound to two names at once."""
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        (a, b) = (rows[i, 0], rows[i, 1])
+        (ax, ay, az) = a
+        r = _reflect(a, (b[0], b[1], b[2]))
+        (scaled, length) = _scaled_and_length(r, ax + 2.0)
+        (out[i, 0], out[i, 1], out[i, 2]) = scaled
+        out[i, 3] = length + _dot3(b, (ax, ay, az))

@@ -155,6 +155,12 @@ def name_atom(st: LoweringState, node, out=None):
     raise st.err(node, f"global '{name}' ({type(obj).__name__}) cannot be used as a value in a kernel")
 
 
+def tuple_components(st: LoweringState, name: str) -> list:
+    """The (nested) list of atoms a name bound to a tuple holds (lower_stmts.bind_tuple)."""
+    return [tuple_components(st, c) if c in st.tuple_names else st.env[c]
+            for c in (f"{name}__{k}" for k in range(st.tuple_names[name]))]
+
+
 def subscript(st: LoweringState, node, out):
     if isinstance(node.value, ast.Name) and node.value.id in st.expired and node.value.id not in st.arrays:
         raise st.err(node, f"'{node.value.id}' was bound to an array inside a block (line "

@@ -30,6 +30,16 @@ def for_loop(st: LoweringState, s: ast.For, out):
             st.env[s.target.id] = expression(st, elt, out, target=st.fresh(s.target.id))
             out.extend(block(st, s.body))
         return
+    if isinstance(it, ast.Name) and it.id in st.tuple_names and it.id not in st.env \
+            and isinstance(s.target, ast.Name) and not has_jump(s.body):
+        # `for p_n in p` over a tuple (MCViNE's size_of_vector): unrolled over its components
+        for k in range(st.tuple_names[it.id]):
+            component = f"{it.id}__{k}"
+            if component in st.tuple_names:
+                raise st.err(s, f"`{it.id}` holds a nested tuple: looping over it is not supported")
+            st.env[s.target.id] = st.emit_assign(out, st.fresh(s.target.id), Prim("copy", (st.env[component],)))
+            out.extend(block(st, s.body))
+        return
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
             and not it.keywords and 1 <= len(it.args) <= 3):
         counted = array_iteration(st, s)
