@@ -107,3 +107,14 @@ def vector_tuples(rows, out):
         (scaled, length) = _scaled_and_length(r, ax + 2.0)
         (out[i, 0], out[i, 1], out[i, 2]) = scaled
         out[i, 3] = length + _dot3(b, (ax, ay, az))
+
+
+@cuda.jit
+def nan_separators(points, out):
+    """cuxfilter's line breaks: each row is (x, y) then NaN; the primal-reference oracle compares
+    the engine's primal with numba's, where NaN against NaN is agreement."""
+    i = cuda.grid(1)
+    if i < points.shape[0]:
+        out[i, 0] = points[i, 0]
+        out[i, 1] = points[i, 1]
+        out[i, 2] = math.nan
