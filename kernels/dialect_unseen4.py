@@ -118,3 +118,31 @@ def nan_separators(points, out):
         out[i, 0] = points[i, 0]
         out[i, 1] = points[i, 1]
         out[i, 2] = math.nan
+
+
+@cuda.jit(device=True)
+def _with_unit(point, normal):
+    m = _norm((normal[0], normal[1], normal[2]))
+    if m == 0:
+        return point, (0.0, 0.0, 0.0)
+    (nx, ny, nz) = normal
+    return point, (nx / m, ny / m, nz / m)
+
+
+@cuda.jit(device=True)
+def _through(p, q):
+    return _with_unit(p, (q[0] - p[0], q[1] - p[1], q[2] - p[2]))
+
+
+@cuda.jit
+def array_in_returned_tuple(points, normals, out):
+    """MCViNE's plane_from_normal: a helper returns its array argument inside a tuple, on both
+    paths, directly and through another helper's `return f(...)`; the call site unpacks the array
+    into elements."""
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        (p, n) = _with_unit(points[i], normals[i])
+        (out[i, 0], out[i, 1], out[i, 2]) = p
+        (out[i, 3], out[i, 4], out[i, 5]) = n
+        (p2, n2) = _through(points[i], normals[i])
+        out[i, 6] = p2[0] * n2[0] + p2[1] * n2[1] + p2[2] * n2[2]

@@ -86,6 +86,8 @@ def subscript_value(st: LoweringState, node, out):
         if not (isinstance(position, int) and -n <= position < n):
             raise st.err(node, f"`{ast.unparse(node)}`: the elements of a tuple of {n} values are read at constant "
                                f"positions from {-n} to {n - 1}")
+        if f"{v.id}__{position % n}" in st.tuple_names or f"{v.id}__{position % n}" in st.returned_arrays:
+            raise st.err(node, f"`{ast.unparse(node)}` is a tuple or an array inside a tuple: unpack it into names")
         return st.env[f"{v.id}__{position % n}"]
     if is_call_to(st, v, "cuda", "grid") or is_call_to(st, v, "cuda", "gridsize"):
         # `cuda.grid(2)[0]`: one component of the tuple the call returns, at a constant position
@@ -155,9 +157,21 @@ def name_atom(st: LoweringState, node, out=None):
     raise st.err(node, f"global '{name}' ({type(obj).__name__}) cannot be used as a value in a kernel")
 
 
+class ArrayResult:
+    """An array a device function returns inside a tuple (`return point, (x, y, z)`, MCViNE): the
+    kernel array and view entries it names, bound to a name at the call site (numba passes arrays by
+    reference, so the name is another name for that array)."""
+    def __init__(self, array: str, entries: tuple):
+        self.array, self.entries = array, entries
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayResult) and (self.array, self.entries) == (other.array, other.entries)
+
+
 def tuple_components(st: LoweringState, name: str) -> list:
     """The (nested) list of atoms a name bound to a tuple holds (lower_stmts.bind_tuple)."""
-    return [tuple_components(st, c) if c in st.tuple_names else st.env[c]
+    return [tuple_components(st, c) if c in st.tuple_names else st.returned_arrays[c]
+            if c in st.returned_arrays else st.env[c]
             for c in (f"{name}__{k}" for k in range(st.tuple_names[name]))]
 
 

@@ -125,7 +125,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
             scalars.append((pname, a if not isinstance(a, ast.AST) else expression(st, a, out)))
     free, free_arrays, free_views = local_functions.closure(st, fn, node) if local else ({}, {}, {})
     saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-             st.outer_scopes, st.tuple_names)
+             st.outer_scopes, st.tuple_names, st.returned_arrays)
     st.calls.append((src.name, st.call_stack[-1], st.line))
     st.call_stack.append(src.name)
     st.prefix = f"{st.prefix}{src.name}_"
@@ -136,6 +136,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
         st.local_functions = {}
     st.env = dict(free)
     st.tuple_names = dict(tuples)          # tuple parameters: their components are bound below
+    st.returned_arrays = {}
     arrays, views = {**free_arrays, **arrays}, {**free_views, **views}
     tested = names_tested_before_returns(src.tree)
     for pname, atom_ in scalars:
@@ -156,16 +157,18 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     out.extend(body)
     results = []
     k = 0
-    while f"{RET}{k}" in st.env or f"{RET}{k}" in st.tuple_names:
-        # a returned tuple inside the returned tuple (`return point, (x, y, z)`) is a nested list
-        results.append(tuple_components(st, f"{RET}{k}") if f"{RET}{k}" in st.tuple_names
-                       else st.env[f"{RET}{k}"])
+    while f"{RET}{k}" in st.env or f"{RET}{k}" in st.tuple_names or f"{RET}{k}" in st.returned_arrays:
+        # a returned tuple inside the returned tuple (`return point, (x, y, z)`) is a nested list,
+        # a returned array an ArrayResult
+        name = f"{RET}{k}"
+        results.append(st.returned_arrays[name] if name in st.returned_arrays else
+                       tuple_components(st, name) if name in st.tuple_names else st.env[name])
         k += 1
     if len(results) == 1 and isinstance(results[0], list):
         results = results[0]                # `return t` of a tuple t returns t itself, not (t,)
     st.call_stack.pop()
     (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-     st.outer_scopes, st.tuple_names) = saved
+     st.outer_scopes, st.tuple_names, st.returned_arrays) = saved
     return results
 
 

@@ -11,7 +11,7 @@ from harness.engine.ir.ssa import Load, Prim, Special, Store
 from harness.engine.frontend.lower_branches import if_stmt
 from harness.engine.frontend.lower_calls import alloc, call
 from harness.engine.frontend.lower_dispatch import block, expression, lowers, lowers_rest_of_block, unsupported_statement
-from harness.engine.frontend.lower_exprs import BINOPS, array_rank, is_view, name_atom, subscript, tuple_components, view
+from harness.engine.frontend.lower_exprs import BINOPS, ArrayResult, array_rank, is_view, name_atom, subscript, tuple_components, view
 from harness.engine.frontend.lower_resolve import is_call_to, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.frontend.source import parse_kernel
@@ -245,6 +245,10 @@ def bind_tuple(st: LoweringState, name: str, structure: list, out) -> None:
         c = f"{name}__{k}"
         if isinstance(item, list):
             bind_tuple(st, c, item, out)
+        elif isinstance(item, ArrayResult):         # `return f(...)` of a helper returning (array, ...)
+            st.tuple_names.pop(c, None)
+            st.env.pop(c, None)
+            st.returned_arrays[c] = item
         else:
             st.tuple_names.pop(c, None)
             st.env[c] = st.emit_assign(out, st.fresh(c), Prim("copy", (item,)))
@@ -355,11 +359,23 @@ def unpack_values(st: LoweringState, target, value, out, pairs: list) -> None:
         for t, v in zip(target.elts, value.elts):
             if isinstance(t, (ast.Tuple, ast.List)):
                 unpack_values(st, t, v, out, pairs)
+            elif _array_valued(st, v) and isinstance(t, ast.Name) and t.id.startswith(RET) \
+                    and not isinstance(v, ast.IfExp):
+                # `return point, (x, y, z)`: the array is returned by reference; every return of the
+                # helper must name the same array there (MCViNE returns its argument on both paths)
+                if isinstance(v, ast.Name):
+                    ref = ArrayResult(st.arrays[v.id], tuple(st.views.get(v.id, ())))
+                else:
+                    ref = ArrayResult(*view(st, v, out))
+                if st.returned_arrays.get(t.id, ref) != ref:
+                    raise st.err(v, f"the helper returns different arrays at position {t.id[len(RET):]} on "
+                                    "different paths: which one is decided at run time; return the same array")
+                st.returned_arrays[t.id] = ref
             elif _array_valued(st, v):
-                what = "returned with other values" if isinstance(t, ast.Name) and t.id.startswith(RET) \
-                    else "unpacked with other values into names some of which are read on the right side"
-                raise st.err(v, f"the array `{ast.unparse(v)}` is {what}: an array inside a tuple value is "
-                                "not supported yet (numba passes it by reference); return or bind it on its own")
+                raise st.err(v, f"the array `{ast.unparse(v)}` is unpacked with other values into names some of "
+                                "which are read on the right side: bind it on its own")
+            elif (structure := tuple_value(st, v, out)) is not None:
+                pairs.append((t, structure))            # a nested tuple beside an array
             else:
                 pairs.append((t, expression(st, v, out)))
         return
@@ -391,6 +407,23 @@ def _match_structure(st: LoweringState, target, structure: list, pairs: list) ->
 
 def assign_atom(st: LoweringState, t, a, out) -> None:
     """Assign an already computed atom (or a tuple of them, to a name) to a name or an array element."""
+    if isinstance(a, ArrayResult):
+        # an array a helper returned (inside its tuple): the name is another name for that array
+        if not isinstance(t, ast.Name):
+            raise st.err(t, "an array a device function returns inside a tuple is bound to a name; "
+                            f"`{ast.unparse(t)}` is not one")
+        if t.id in st.env or t.id in st.tuple_names:
+            raise st.err(t, f"'{t.id}' holds a number or a tuple and would be rebound to an array")
+        if t.id in st.arrays and (st.arrays[t.id], tuple(st.views.get(t.id, ()))) != (a.array, a.entries):
+            # a second binding to another array (in another branch, say) would be read everywhere
+            raise st.err(t, f"'{t.id}' is bound to another array before: which one it names would be "
+                            "decided at run time; use a new name")
+        st.arrays[t.id] = a.array
+        st.views.pop(t.id, None)
+        if a.entries:
+            st.views[t.id] = a.entries
+        st.expired.pop(t.id, None)
+        return
     if isinstance(a, list):
         if not isinstance(t, ast.Name):
             raise st.err(t, f"a tuple of {len(a)} values is stored into `{ast.unparse(t)}`, which takes one")
