@@ -2,7 +2,8 @@
 
 numba.cuda's `jit` takes options that tell the compiler how to build the kernel without changing
 what it computes: `launch_bounds` (the most threads per block a launch will use, a register
-budget hint), `lineinfo`, `forceinline`, `lto`. The simulator's `jit` lacks them and raises
+budget hint), `max_registers` (a register cap, PyLops' non-stationary convolutions set it),
+`lineinfo`, `forceinline`, `lto`. The simulator's `jit` lacks them and raises
 TypeError at the decorator, so a kernel published with one cannot even be imported on the
 simulator. Here the simulator's `jit` accepts them and leaves them out. (A launch larger than
 `launch_bounds` fails on a GPU; the simulator's launch checks of sim_block.py do not model it.)
@@ -12,7 +13,7 @@ from __future__ import annotations
 import functools
 
 # numba.cuda.jit's build options that do not change a kernel's meaning
-BUILD_ONLY = ("launch_bounds", "lineinfo", "forceinline", "lto")
+BUILD_ONLY = ("launch_bounds", "max_registers", "lineinfo", "forceinline", "lto")
 
 
 def install() -> None:

@@ -9,9 +9,9 @@ copy only.
 
 Launch-invariant conditions: computed from literals, the kernel's scalar arguments, launch
 dimensions (blockDim, gridDim, cuda.gridsize), array shapes and sizes, and loads at such indices of
-arrays the kernel never writes, with no value assigned inside a loop that encloses the `if` (a
-loop's counter and registers change between iterations, so `if k % 2 == 0` in a loop over k runs
-both branches in one launch). Everything else makes both branches reachable: threadIdx, blockIdx,
+arrays the kernel never writes, with nothing that changes between the iterations of a loop that
+encloses the `if` (a loop's counter and registers change between iterations, so `if k % 2 == 0` in
+a loop over k runs both branches in one launch; `if flag:` of a scalar argument does not). Everything else makes both branches reachable: threadIdx, blockIdx,
 cuda.grid, laneid, loads of arrays the kernel writes, atomics' old values, random draws, shuffles,
 a phi whose condition varies, and a loop's registers when some threads skip the loop or run it a
 different number of times. A function differentiated on the device gets arguments that may differ
@@ -52,7 +52,7 @@ def launch_paths(ir: KernelIR, every_if: bool = False) -> dict[int, tuple]:
                 visit(s.body, path + ((id(s), 0),) if invariant else path, loop_assigned)
                 visit(s.orelse, path + ((id(s), 1),) if invariant else path, loop_assigned)
             elif isinstance(s, Loop):
-                inner = loop_assigned | assigned_in(s)
+                inner = loop_assigned | iteration_dependent(s, read_only)
                 visit(s.header, path, inner)
                 visit(s.body, path, inner)
 
@@ -115,6 +115,36 @@ def assigned_in(loop: Loop) -> frozenset:
             names.add(s.var)
             names.update(reg for reg, _ in s.carried)
     return frozenset(n for n in names if n is not None)
+
+
+def iteration_dependent(loop: Loop, read_only: frozenset) -> frozenset:
+    """The values a loop may give different values in different iterations: its counter and
+    registers (nested loops' too), and whatever is computed from them, from loads of arrays the
+    kernel writes (or at indices that change), atomics' old values and random draws. A value the
+    body computes from launch-invariant operands alone (`if rmatvec:` inside PyLops' filter loops,
+    a scalar argument cast to bool each iteration) is the same every time, as it is in every
+    thread."""
+    names = assigned_in(loop)
+    seeds = {loop.var} | {reg for reg, _ in loop.carried}
+    for s in walk(list(loop.header) + list(loop.body)):
+        if isinstance(s, Loop):
+            seeds.add(s.var)
+            seeds.update(reg for reg, _ in s.carried)
+    dep = {n for n in seeds if n is not None}
+    while True:
+        before = len(dep)
+        for s in walk(list(loop.header) + list(loop.body)):
+            if isinstance(s, Assign) and expr_varies(s.expr, dep, (), read_only):
+                dep.add(s.target)
+            elif isinstance(s, Atomic) and s.target:
+                dep.add(s.target)
+            elif isinstance(s, Nested):
+                dep.update(s.targets)
+            elif isinstance(s, If):
+                dep.update(t for t, then, other in s.phis
+                           if atom_varies(s.cond, dep) or atom_varies(then, dep) or atom_varies(other, dep))
+        if len(dep) == before:
+            return frozenset(dep & names)
 
 
 def may_meet(a: tuple, b: tuple) -> bool:

@@ -295,7 +295,9 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
     read saw. Shared arrays are ordered by barriers instead; a one-thread launch has no others, and
     a global array that barriers order within one block as they order shared memory (ordering.py:
     a wavefront, a ping-pong) is accepted. A write in the other branch of a launch-invariant `if`
-    never runs in the same launch as the read (launch_branches.py), so it does not count."""
+    never runs in the same launch as the read (launch_branches.py), so it does not count, and an
+    array whose accesses are thread-owned in every launch that runs the read is safe there even when
+    the other branch's accesses are not."""
     from harness.engine.analyses.ordering import barrier_ordered     # it builds on this module's forms
     if not launch.dims:
         return
@@ -307,10 +309,20 @@ def check_cross_thread_war(ir: KernelIR, launch: LaunchShape, owned: set[str]) -
     paths = launch_paths(ir)
     updates = own_element_updates(ir)
     ordered: dict[str, bool] = {}
+    forms, accesses = None, None
     for s in walk(ir.body):
         if isinstance(s, Assign) and isinstance(s.expr, Load):
             a = s.expr.array
             if a not in params or a not in writes or a in owned or id(s) in updates:
+                continue
+            if accesses is None:
+                forms = affine_forms(ir)
+                accesses = _accesses(ir, forms)
+            # owned in every launch that runs this read: PyLops' `if rmatvec: y[ix, iz] += ...`
+            # beside `else: cuda.atomic.add(y, (ixx, izz), ...)`, one branch per launch
+            if all(_thread_owned(variant, launch, False)
+                   for variant in launch_variants(accesses[a], lambda access: paths[id(access[2])])
+                   if any(access[2] is s for access in variant)):
                 continue
             meeting = [w for w in writes[a] if may_meet(paths[id(w)], paths[id(s)])]
             if not meeting:

@@ -14,7 +14,7 @@ from harness.engine.frontend.source import constant as constant_value, resolve_g
 from harness.engine.ir.ssa import Lit, Load, Prim, Special
 from harness.engine.frontend.lower_branches import if_stmt
 from harness.engine.frontend.lower_dispatch import expression, lower_expression, lowers
-from harness.engine.frontend.lower_resolve import dotted, literal_int, user_module_attribute
+from harness.engine.frontend.lower_resolve import constant_int, dotted, is_call_to, literal_int, user_module_attribute
 from harness.engine.frontend.lower_state import LoweringState
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
@@ -82,11 +82,24 @@ def conditional(st: LoweringState, node, out):
 def subscript_value(st: LoweringState, node, out):
     v, k = node.value, node.slice
     if isinstance(v, ast.Name) and v.id in st.tuple_names:      # `p[k]` of a tuple a device function returned
-        n, position = st.tuple_names[v.id], constant_value(st.src, k)
+        n, position = st.tuple_names[v.id], constant_int(st, k)
         if not (isinstance(position, int) and -n <= position < n):
             raise st.err(node, f"`{ast.unparse(node)}`: the elements of a tuple of {n} values are read at constant "
                                f"positions from {-n} to {n - 1}")
+        if f"{v.id}__{position % n}" in st.tuple_names or f"{v.id}__{position % n}" in st.returned_arrays:
+            raise st.err(node, f"`{ast.unparse(node)}` is a tuple or an array inside a tuple: unpack it into names")
         return st.env[f"{v.id}__{position % n}"]
+    if is_call_to(st, v, "cuda", "grid") or is_call_to(st, v, "cuda", "gridsize"):
+        # `cuda.grid(2)[0]`: one component of the tuple the call returns, at a constant position
+        n, position = literal_int(st, v.args[0]), constant_int(st, k)
+        if n == 1:
+            raise st.err(node, f"`{ast.unparse(node)}`: {ast.unparse(v)} returns an integer, not a tuple; "
+                               "numba refuses to index it")
+        if not (isinstance(position, int) and -n <= position < n):
+            raise st.err(node, f"`{ast.unparse(node)}`: the elements of the tuple of {n} values "
+                               f"`{ast.unparse(v)}` returns are read at constant positions from {-n} to {n - 1}")
+        kind = "grid" if is_call_to(st, v, "cuda", "grid") else "gsize"
+        return st.emit_assign(out, st.temp(), Special(f"{kind}.{position % n}"))
     length = windowed_shape(st, node, out)
     if length is not None:
         return length
@@ -142,6 +155,24 @@ def name_atom(st: LoweringState, node, out=None):
             return Lit(obj.item())
         return st.emit_assign(out, st.temp(), Prim(f"cast_{kind}", (Lit(obj.item()),)))
     raise st.err(node, f"global '{name}' ({type(obj).__name__}) cannot be used as a value in a kernel")
+
+
+class ArrayResult:
+    """An array a device function returns inside a tuple (`return point, (x, y, z)`, MCViNE): the
+    kernel array and view entries it names, bound to a name at the call site (numba passes arrays by
+    reference, so the name is another name for that array)."""
+    def __init__(self, array: str, entries: tuple):
+        self.array, self.entries = array, entries
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayResult) and (self.array, self.entries) == (other.array, other.entries)
+
+
+def tuple_components(st: LoweringState, name: str) -> list:
+    """The (nested) list of atoms a name bound to a tuple holds (lower_stmts.bind_tuple)."""
+    return [tuple_components(st, c) if c in st.tuple_names else st.returned_arrays[c]
+            if c in st.returned_arrays else st.env[c]
+            for c in (f"{name}__{k}" for k in range(st.tuple_names[name]))]
 
 
 def subscript(st: LoweringState, node, out):

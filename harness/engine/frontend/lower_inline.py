@@ -12,7 +12,7 @@ from harness.engine.frontend.control import RET, prepare_body
 from harness.engine.frontend.source import constant, parse_kernel, python_function, resolve_global
 from harness.engine.ir.ssa import Assign, Lit, Nested, NestedArg, Prim, walk
 from harness.engine.frontend.lower_dispatch import block, expression
-from harness.engine.frontend.lower_exprs import view
+from harness.engine.frontend.lower_exprs import tuple_components, view
 from harness.engine.frontend.lower_local_functions import LocalFunction
 from harness.engine.frontend.lower_resolve import resolve_call
 from harness.engine.frontend.lower_state import LoweringState
@@ -68,10 +68,7 @@ def index_tuple_parameters(st: LoweringState, src, stmts: list, tuples: dict[str
             return self.generic_visit(node)
 
         def visit_Name(self, node):
-            if node.id in tuples:
-                raise src.unsupported(node, f"the tuple argument `{node.id}` of {src.name} is used here other "
-                                            "than as an index or through a literal position (`{node.id}[0]`)")
-            return node
+            return node            # any other use reads the tuple through its components (lower_stmts.tuple_value)
     return [Components().visit(copy.deepcopy(s)) for s in stmts]
 
 
@@ -128,7 +125,7 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
             scalars.append((pname, a if not isinstance(a, ast.AST) else expression(st, a, out)))
     free, free_arrays, free_views = local_functions.closure(st, fn, node) if local else ({}, {}, {})
     saved = (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-             st.outer_scopes, st.tuple_names)
+             st.outer_scopes, st.tuple_names, st.returned_arrays)
     st.calls.append((src.name, st.call_stack[-1], st.line))
     st.call_stack.append(src.name)
     st.prefix = f"{st.prefix}{src.name}_"
@@ -138,7 +135,8 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     if not local:                          # a module-level function sees no kernel's inner functions
         st.local_functions = {}
     st.env = dict(free)
-    st.tuple_names = {}
+    st.tuple_names = dict(tuples)          # tuple parameters: their components are bound below
+    st.returned_arrays = {}
     arrays, views = {**free_arrays, **arrays}, {**free_views, **views}
     tested = names_tested_before_returns(src.tree)
     for pname, atom_ in scalars:
@@ -159,12 +157,18 @@ def inline(st: LoweringState, fn, args, out, node) -> list:
     out.extend(body)
     results = []
     k = 0
-    while f"{RET}{k}" in st.env:
-        results.append(st.env[f"{RET}{k}"])
+    while f"{RET}{k}" in st.env or f"{RET}{k}" in st.tuple_names or f"{RET}{k}" in st.returned_arrays:
+        # a returned tuple inside the returned tuple (`return point, (x, y, z)`) is a nested list,
+        # a returned array an ArrayResult
+        name = f"{RET}{k}"
+        results.append(st.returned_arrays[name] if name in st.returned_arrays else
+                       tuple_components(st, name) if name in st.tuple_names else st.env[name])
         k += 1
+    if len(results) == 1 and isinstance(results[0], list):
+        results = results[0]                # `return t` of a tuple t returns t itself, not (t,)
     st.call_stack.pop()
     (st.src, st.env, st.arrays, st.views, st.prefix, st.line, st.scope, st.local_functions,
-     st.outer_scopes, st.tuple_names) = saved
+     st.outer_scopes, st.tuple_names, st.returned_arrays) = saved
     return results
 
 

@@ -30,6 +30,16 @@ def for_loop(st: LoweringState, s: ast.For, out):
             st.env[s.target.id] = expression(st, elt, out, target=st.fresh(s.target.id))
             out.extend(block(st, s.body))
         return
+    if isinstance(it, ast.Name) and it.id in st.tuple_names and it.id not in st.env \
+            and isinstance(s.target, ast.Name) and not has_jump(s.body):
+        # `for p_n in p` over a tuple (MCViNE's size_of_vector): unrolled over its components
+        for k in range(st.tuple_names[it.id]):
+            component = f"{it.id}__{k}"
+            if component in st.tuple_names:
+                raise st.err(s, f"`{it.id}` holds a nested tuple: looping over it is not supported")
+            st.env[s.target.id] = st.emit_assign(out, st.fresh(s.target.id), Prim("copy", (st.env[component],)))
+            out.extend(block(st, s.body))
+        return
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
             and not it.keywords and 1 <= len(it.args) <= 3):
         counted = array_iteration(st, s)
@@ -66,8 +76,8 @@ def for_loop(st: LoweringState, s: ast.For, out):
 
 
 def array_iteration(st: LoweringState, s: ast.For) -> list[ast.stmt] | None:
-    """`for v in a`, `for i, v in enumerate(a[, start])`, `for u, v in zip(a, b)` over arrays and
-    views as the counted loop numba runs: each array is bound once (a view's indices are evaluated
+    """`for v in a`, `for i, v in enumerate(a[, start])`, `for u, v in zip(a, b)` over arrays,
+    views and (inside enumerate/zip) ranges as the counted loop numba runs: each array is bound once (a view's indices are evaluated
     before the loop, as numba evaluates the iterable once), the loop counts along its first
     dimension (zip: the shortest), and each iteration binds the target to the element, or to the
     row of an array of several dimensions. None when `s` iterates over anything else."""
@@ -78,6 +88,28 @@ def array_iteration(st: LoweringState, s: ast.For) -> list[ast.stmt] | None:
 
     def sequence(node) -> ast.expr | None:
         """The iterable's value at the counter k, binding an array once; None if not an array."""
+        if _is_range(st, node) and len(node.args) == 3 and not _is_int_literal(node.args[2]):
+            return None
+        if _is_range(st, node):
+            # `zip(range(a, b), range(c, d))`: each range's bounds evaluated once, before the loop,
+            # in order; its length is len(range(...)), its element at k is start + k * step
+            args = list(node.args)
+            step = ast.Constant(1) if len(args) < 3 else args[2]
+            bounds = [ast.Constant(0), args[0]] if len(args) == 1 else args[:2]
+            names = []
+            for b in bounds:
+                names.append(f"iter{n}_b{len(bindings)}__")
+                bindings.append(ast.Assign([ast.Name(names[-1], ast.Store())], b))
+            lo, hi = (ast.Name(x, ast.Load()) for x in names)
+            v = literal_int(st, step) if isinstance(step, ast.Constant) else -literal_int(st, step.operand)
+            if v == 0:
+                raise st.err(node, "range() step must not be zero")
+            span = ast.BinOp(hi, ast.Sub(), lo) if v > 0 else ast.BinOp(lo, ast.Sub(), hi)
+            count = ast.BinOp(ast.BinOp(span, ast.Add(), ast.Constant(abs(v) - 1)), ast.FloorDiv(),
+                              ast.Constant(abs(v)))
+            lengths.append(ast.Call(ast.Name("max", ast.Load()), [ast.Constant(0), count], []))
+            return ast.BinOp(ast.Name(names[0], ast.Load()), ast.Add(),
+                             ast.BinOp(ast.Name(k, ast.Load()), ast.Mult(), ast.Constant(v)))
         if isinstance(node, ast.Name) and node.id in st.arrays and node.id not in st.env:
             seq = node.id
         elif is_view(st, node):
@@ -104,8 +136,8 @@ def array_iteration(st: LoweringState, s: ast.For) -> list[ast.stmt] | None:
         return sequence(node)
 
     value = element(s.iter)
-    if value is None:
-        return None
+    if value is None or (_is_range(st, s.iter) and isinstance(s.iter, ast.Call)):
+        return None                      # a plain range loop is for_loop's own
     stop = lengths[0] if len(lengths) == 1 else ast.Call(ast.Name("min", ast.Load()), lengths, [])
     body = [ast.Assign([s.target], value)] if isinstance(s.target, ast.Name) \
         else [ast.Assign([t], v) for t, v in _pairs(st, s.target, value)]
@@ -126,6 +158,11 @@ def _pairs(st: LoweringState, target, value) -> list:
         raise st.err(target, f"`{ast.unparse(target)}` does not match the {len(getattr(value, 'elts', ()))} "
                      "values each iteration gives")
     return [p for t, v in zip(target.elts, value.elts) for p in _pairs(st, t, v)]
+
+
+def _is_range(st: LoweringState, node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
+        and node.func.id not in st.env and not node.keywords and 1 <= len(node.args) <= 3
 
 
 def _is_int_literal(node) -> bool:

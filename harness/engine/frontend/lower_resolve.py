@@ -8,7 +8,11 @@ from __future__ import annotations
 import ast
 import types
 
-from harness.engine.frontend.source import FUNCTIONS, module_kind, python_function, resolve_global
+import numpy as np
+
+from harness.engine.frontend import desugar
+from harness.engine.frontend.desugar import dtype_name
+from harness.engine.frontend.source import FUNCTIONS, constant, module_kind, python_function, resolve_global
 from harness.engine.frontend.lower_local_functions import ConditionalFunction
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.rules.rng import random_function
@@ -133,9 +137,29 @@ def dotted(st: LoweringState, node):
 
 
 def literal_int(st: LoweringState, node) -> int:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+    v = constant_int(st, node)
+    if v is None:
+        raise st.err(node, f"`{ast.unparse(node)}` must be an integer literal here")
+    return v
+
+
+def constant_int(st: LoweringState, node) -> int | None:
+    """The integer a constant index spells, else None: a literal, a module constant or a constant
+    expression over them (`TPB - 1`), or an integer type applied to one (`types.uint32(0)`,
+    `np.int32(1)`, `int(2)`, as sgkit writes its positions): numba folds each to that number where a
+    constant is needed (a tuple position, a dimension, a step)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
         return node.value
-    raise st.err(node, f"`{ast.unparse(node)}` must be an integer literal here")
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        kind = desugar.resolve_dotted(node.func, st.src.globals, desugar.local_names(st.src.tree))
+        name = "int64" if kind is int else dtype_name(node.func, st.src.globals,
+                                                      desugar.local_names(st.src.tree))
+        inner = constant_int(st, node.args[0])
+        if name is None or inner is None or np.dtype(name).kind not in "iu":
+            return None
+        return int(np.array(inner).astype(name))            # the cast's wrap-around, as numba's
+    v = constant(st.src, node)
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) else None
 
 
 def is_call_to(st: LoweringState, node, kind, name) -> bool:

@@ -57,6 +57,7 @@ class LoweringState:
     local_functions: dict = field(default_factory=dict)   # inner functions visible here -> lower_local_functions.LocalFunction
     outer_scopes: dict = field(default_factory=dict)      # scope -> (env, arrays, views) of a body suspended in a call
     tuple_names: dict[str, int] = field(default_factory=dict)   # names bound to a device function's n-tuple -> n
+    returned_arrays: dict = field(default_factory=dict)    # a helper's returned values that are arrays: _retK -> ArrayResult
 
     @classmethod
     def start(cls, src: KernelSource, params: list[Param]) -> "LoweringState":

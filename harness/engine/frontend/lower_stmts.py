@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 
 from harness.engine.frontend import lower_local_functions as local_functions
+from harness.engine.frontend.control import RET
 from harness.engine.ir.ssa import Load, Prim, Special, Store
 from harness.engine.frontend.lower_branches import if_stmt
 from harness.engine.frontend.lower_calls import alloc, call
 from harness.engine.frontend.lower_dispatch import block, expression, lowers, lowers_rest_of_block, unsupported_statement
-from harness.engine.frontend.lower_exprs import BINOPS, array_rank, is_view, name_atom, subscript, view
+from harness.engine.frontend.lower_exprs import BINOPS, ArrayResult, array_rank, is_view, name_atom, subscript, tuple_components, view
 from harness.engine.frontend.lower_resolve import is_call_to, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.frontend.source import parse_kernel
@@ -41,10 +42,31 @@ def array_binding_block(st: LoweringState, s, rest: list, out) -> bool:
         if_stmt(st, cond, branch(s.body), branch(s.orelse), out)
         st.arrays, st.views, st.expired = before
         return True
+    split = _split_array_tuple(st, s)
+    if split is not None:
+        out.extend(block(st, split + rest))
+        return True
     if not array_binding(st, s):
         return False
     bind_array(st, s, rest, out)
     return True
+
+
+def _split_array_tuple(st: LoweringState, s) -> list | None:
+    """`(plane_point, plane_normal) = (plane[0], plane[1])` (MCViNE): a tuple of names bound to a
+    tuple literal holding arrays or rows is one binding per name, in order. Python evaluates the
+    whole right side first; that is the same here when no target is read on the right side."""
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List))
+            and isinstance(s.value, (ast.Tuple, ast.List)) and len(s.targets[0].elts) == len(s.value.elts)):
+        return None
+    targets, values = s.targets[0].elts, s.value.elts
+    if not all(isinstance(t, ast.Name) and not t.id.startswith(RET) for t in targets) \
+            or not any(_array_valued(st, v) for v in values):
+        return None
+    read = {n.id for v in values for n in ast.walk(v) if isinstance(n, ast.Name)}
+    if read & {t.id for t in targets}:
+        return None
+    return [ast.copy_location(ast.Assign([ast.Name(t.id, ast.Store())], v), s) for t, v in zip(targets, values)]
 
 
 def array_binding_branches(st: LoweringState, s) -> bool:
@@ -176,14 +198,61 @@ def returns_tuple(st: LoweringState, value: ast.Call) -> bool:
         return False
     fn = resolved[1]
     src = fn.src if isinstance(fn, local_functions.LocalFunction) else parse_kernel(fn)
+    # names the function binds to a tuple literal (`reflection = (vx - ..., ...)`; MCViNE returns it)
+    tuple_bound = {t.id for n in ast.walk(src.tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Tuple)
+                   and len(n.value.elts) > 1 for t in n.targets if isinstance(t, ast.Name)}
+
     def returns(stmts):
         for n in stmts:
             if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and len(n.value.elts) > 1:
+                return True
+            if isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id in tuple_bound:
                 return True
             if not isinstance(n, (ast.FunctionDef, ast.Lambda)) and returns(ast.iter_child_nodes(n)):
                 return True
         return False
     return returns(src.tree.body)
+
+
+def tuple_value(st: LoweringState, node, out):
+    """The value of a tuple-valued expression as a (nested) list of atoms, evaluated left to right:
+    a tuple literal, a name bound to a tuple, a device function's tuple result, cuda.grid(n) with
+    n > 1. None for any other expression (nothing is evaluated then)."""
+    if isinstance(node, ast.Name) and node.id in st.tuple_names and node.id not in st.env:
+        return tuple_components(st, node.id)
+    if isinstance(node, ast.Tuple) and len(node.elts) > 1 and not any(
+            isinstance(e, (ast.Starred, ast.Slice)) for e in node.elts):
+        if any(_array_valued(st, e) for e in node.elts):
+            return None
+        return [value if (value := tuple_value(st, e, out)) is not None else expression(st, e, out)
+                for e in node.elts]
+    if isinstance(node, ast.Call) and (is_call_to(st, node, "cuda", "grid") or is_call_to(st, node, "cuda", "gridsize")):
+        n = literal_int(st, node.args[0])
+        if n < 2:
+            return None
+        kind = "grid" if is_call_to(st, node, "cuda", "grid") else "gsize"
+        return [st.emit_assign(out, st.temp(), Special(f"{kind}.{j}")) for j in range(n)]
+    if isinstance(node, ast.Call) and returns_tuple(st, node):
+        return call(st, node, out, as_list=True)
+    return None
+
+
+def bind_tuple(st: LoweringState, name: str, structure: list, out) -> None:
+    """Bind `name` to a tuple held as its components (nested tuples as nested component names)."""
+    st.env.pop(name, None)
+    st.tuple_names.pop(name, None)
+    for k, item in enumerate(structure):
+        c = f"{name}__{k}"
+        if isinstance(item, list):
+            bind_tuple(st, c, item, out)
+        elif isinstance(item, ArrayResult):         # `return f(...)` of a helper returning (array, ...)
+            st.tuple_names.pop(c, None)
+            st.env.pop(c, None)
+            st.returned_arrays[c] = item
+        else:
+            st.tuple_names.pop(c, None)
+            st.env[c] = st.emit_assign(out, st.fresh(c), Prim("copy", (item,)))
+    st.tuple_names[name] = len(structure)
 
 
 def assign(st: LoweringState, target, value, out):
@@ -193,20 +262,19 @@ def assign(st: LoweringState, target, value, out):
     if isinstance(target, ast.Name):
         if target.id in st.arrays:
             raise st.err(target, f"cannot rebind array '{target.id}'")
-        if isinstance(value, ast.Call) and returns_tuple(st, value):
-            # `p = f(...)` with f returning a tuple: numba keeps the tuple as a value; here it is
-            # its components, `p__0, p__1, ...`, read as `p[k]` or passed whole to a device function
-            results = call(st, value, out, as_list=True)
-            st.tuple_names.pop(target.id, None)       # the value is read before the name is rebound
-            if len(results) > 1:
-                for k, r in enumerate(results):
-                    st.env[f"{target.id}__{k}"] = st.emit_assign(out, st.fresh(f"{target.id}__{k}"), Prim("copy", (r,)))
-                st.tuple_names[target.id] = len(results)
-                st.env.pop(target.id, None)
+        structure = tuple_value(st, value, out)
+        if structure is not None:
+            # `p = f(...)` with f returning a tuple, `ext = (lo, hi)`, `q = p`, nested ones: numba
+            # keeps the tuple as a value; here it is its components, `p__0, p__1, ...` (a nested
+            # tuple's own components `p__1__0, ...`), read as `p[k]`, unpacked, looped over or
+            # passed whole to a device function
+            if len(structure) == 1 and isinstance(value, ast.Call) and not isinstance(structure[0], list):
+                st.tuple_names.pop(target.id, None)
+                st.env[target.id] = st.emit_assign(out, st.fresh(target.id), Prim("copy", (structure[0],)))
                 return
-            if len(results) != 1:
+            if not structure and isinstance(value, ast.Call):
                 raise st.err(value, f"`{ast.unparse(value.func)}` returns no value")
-            st.env[target.id] = st.emit_assign(out, st.fresh(target.id), Prim("copy", (results[0],)))
+            bind_tuple(st, target.id, structure, out)
             return
         new = st.fresh(target.id)
         expression(st, value, out, target=new)
@@ -272,12 +340,42 @@ def unpack_values(st: LoweringState, target, value, out, pairs: list) -> None:
         if k != n:
             raise st.err(target, f"cuda.{value.func.attr}({k}) unpacked into {n} names")
         atoms = [st.emit_assign(out, st.temp(), Special(f"{kind}.{j}")) for j in range(k)]
+    elif _array_valued(st, value) and not isinstance(value, ast.IfExp):
+        # `(px, py, pz) = p` with p a 1-d array or row (MCViNE's vectors): its first n elements,
+        # as numba unpacks an array (numba checks the length at run time; here it is assumed)
+        if array_rank(st, value) != 1:
+            raise st.err(target, f"`{ast.unparse(value)}` has {array_rank(st, value)} dimensions: unpacking "
+                                 "it into rows is not supported; unpack a 1-d array or a row")
+        atoms = [expression(st, ast.copy_location(ast.Subscript(value, ast.Constant(j), ast.Load()), value), out)
+                 for j in range(n)]
+    elif (structure := tuple_value(st, value, out)) is not None:
+        if len(structure) != n:
+            raise st.err(target, f"{len(structure)} values unpacked into {n} targets")
+        _match_structure(st, target, structure, pairs)
+        return
     elif isinstance(value, (ast.Tuple, ast.List)):
         if len(value.elts) != n:
             raise st.err(target, f"{len(value.elts)} values unpacked into {n} targets")
         for t, v in zip(target.elts, value.elts):
             if isinstance(t, (ast.Tuple, ast.List)):
                 unpack_values(st, t, v, out, pairs)
+            elif _array_valued(st, v) and isinstance(t, ast.Name) and t.id.startswith(RET) \
+                    and not isinstance(v, ast.IfExp):
+                # `return point, (x, y, z)`: the array is returned by reference; every return of the
+                # helper must name the same array there (MCViNE returns its argument on both paths)
+                if isinstance(v, ast.Name):
+                    ref = ArrayResult(st.arrays[v.id], tuple(st.views.get(v.id, ())))
+                else:
+                    ref = ArrayResult(*view(st, v, out))
+                if st.returned_arrays.get(t.id, ref) != ref:
+                    raise st.err(v, f"the helper returns different arrays at position {t.id[len(RET):]} on "
+                                    "different paths: which one is decided at run time; return the same array")
+                st.returned_arrays[t.id] = ref
+            elif _array_valued(st, v):
+                raise st.err(v, f"the array `{ast.unparse(v)}` is unpacked with other values into names some of "
+                                "which are read on the right side: bind it on its own")
+            elif (structure := tuple_value(st, v, out)) is not None:
+                pairs.append((t, structure))            # a nested tuple beside an array
             else:
                 pairs.append((t, expression(st, v, out)))
         return
@@ -294,13 +392,51 @@ def unpack_values(st: LoweringState, target, value, out, pairs: list) -> None:
         pairs.append((t, a))
 
 
+def _match_structure(st: LoweringState, target, structure: list, pairs: list) -> None:
+    """(leaf target, atom or nested list) pairs of a tuple target matched against a tuple value."""
+    for t, item in zip(target.elts, structure):
+        if isinstance(t, ast.Starred):
+            raise st.err(t, numba_refusal(t) or "starred unpacking is not supported")
+        if isinstance(t, (ast.Tuple, ast.List)):
+            if not isinstance(item, list) or len(item) != len(t.elts):
+                raise st.err(t, "a nested target needs a nested tuple of as many values")
+            _match_structure(st, t, item, pairs)
+        else:
+            pairs.append((t, item))
+
+
 def assign_atom(st: LoweringState, t, a, out) -> None:
-    """Assign an already computed atom to a name or an array element."""
+    """Assign an already computed atom (or a tuple of them, to a name) to a name or an array element."""
+    if isinstance(a, ArrayResult):
+        # an array a helper returned (inside its tuple): the name is another name for that array
+        if not isinstance(t, ast.Name):
+            raise st.err(t, "an array a device function returns inside a tuple is bound to a name; "
+                            f"`{ast.unparse(t)}` is not one")
+        if t.id in st.env or t.id in st.tuple_names:
+            raise st.err(t, f"'{t.id}' holds a number or a tuple and would be rebound to an array")
+        if t.id in st.arrays and (st.arrays[t.id], tuple(st.views.get(t.id, ()))) != (a.array, a.entries):
+            # a second binding to another array (in another branch, say) would be read everywhere
+            raise st.err(t, f"'{t.id}' is bound to another array before: which one it names would be "
+                            "decided at run time; use a new name")
+        st.arrays[t.id] = a.array
+        st.views.pop(t.id, None)
+        if a.entries:
+            st.views[t.id] = a.entries
+        st.expired.pop(t.id, None)
+        return
+    if isinstance(a, list):
+        if not isinstance(t, ast.Name):
+            raise st.err(t, f"a tuple of {len(a)} values is stored into `{ast.unparse(t)}`, which takes one")
+        if t.id in st.arrays:
+            raise st.err(t, f"cannot rebind array '{t.id}' to a tuple")
+        bind_tuple(st, t.id, a, out)
+        return
     if isinstance(t, ast.Name):
         if t.id in st.arrays:
             raise st.err(t, f"cannot rebind array '{t.id}' to a value")
         new = st.fresh(t.id)
         st.emit_assign(out, new, Prim("copy", (a,)))
+        st.tuple_names.pop(t.id, None)
         st.env[t.id] = new
     elif isinstance(t, ast.Subscript):
         array, index = subscript(st, t, out)
