@@ -157,8 +157,7 @@ AD_STACK_SIZE = 1024
 # together share one, so this overcounts) and, at the start of a run, when none of its fields is in
 # use, starts a new Taichi program (ti.reset) before a run could pass FIELD_BUDGET. The
 # reproducer is reproducers/taichi_snode_tree_limit.py.
-SNODE_TREE_LIMIT = 512
-FIELD_BUDGET = 400
+FIELD_BUDGET = 400           # of Taichi's 512 trees
 _declared_fields = 0
 _program = 0                 # how many Taichi programs this process has started (fields belong to one)
 
@@ -238,18 +237,16 @@ class TaichiAdapter(Adapter):
     def _field(self, role: str, a: Arg):
         """Fields are reused per (argument, role, dtype, shape): a kernel taking fields as templates
         compiles once per set of fields, and Taichi never frees a field."""
-        global _declared_fields
         ti = self.ti
         key = (a.position, role, a.host.dtype.str, a.host.shape)
         if key not in self._fields:
-            _declared_fields += 1
             dt = a.host.dtype
             dtype = {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64}.get(dt) or \
                 (getattr(ti, f"{dt.kind}{dt.itemsize * 8}") if dt.kind in "iu" else None)
             if dtype is None:
                 raise UnsupportedError(f"argument {a.position} ('{a.name}'): {a.host.dtype} arrays")
             floating = np.issubdtype(a.host.dtype, np.floating) and role == "primal"
-            self._fields[key] = ti.field(dtype, shape=a.host.shape, needs_grad=floating, needs_dual=floating)
+            self._fields[key] = self._declare(dtype, shape=a.host.shape, needs_grad=floating, needs_dual=floating)
         return self._fields[key]
 
     def make_room(self, args) -> None:
@@ -344,16 +341,18 @@ class TaichiAdapter(Adapter):
             f.from_numpy(saved[a.position])
         return {pos: m.to_numpy().astype(bool) for pos, m in masks.items()}
 
-    def _scratch(self):
+    def _declare(self, dtype, **options):
+        """A new field, counted against FIELD_BUDGET."""
         global _declared_fields
+        _declared_fields += 1
+        return self.ti.field(dtype, **options)
+
+    def _scratch(self):
         if "scratch" not in self._fields:
-            _declared_fields += 1
-            self._fields["scratch"] = self.ti.field(self.ti.f64, shape=(), needs_grad=True, needs_dual=True)
+            self._fields["scratch"] = self._declare(self.ti.f64, shape=(), needs_grad=True, needs_dual=True)
         return self._fields["scratch"]
 
     def _loss(self):
-        global _declared_fields
         if "loss" not in self._fields:
-            _declared_fields += 1
-            self._fields["loss"] = self.ti.field(self.ti.f64, shape=(), needs_grad=True)
+            self._fields["loss"] = self._declare(self.ti.f64, shape=(), needs_grad=True)
         return self._fields["loss"]
