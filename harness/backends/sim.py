@@ -15,7 +15,9 @@ from harness.backends.base import Backend, CompileMemo, TargetConfig
 # a core, barrier-shared-replay's reverse run took 49 s at 5 ms, 15 s at 0.2 ms, 9 s at 50 us; but
 # with both cores busy (xdist) very short intervals cost system time in futex wake-ups: five case
 # files (62 runs, -n 2) took 171 s at 5 ms, 182 s at 50 us and 128 s at 0.5 ms. The interval is the
-# process's, so it is set for the launch only and restored after it.
+# process's, so it is set for the launch only and restored after it. It is only ever lowered: a
+# caller that interleaves threads more finely (the race mutants' 1 us, harness.selftest.mutants)
+# keeps its own interval, or the races it provokes would stop showing.
 SIM_SWITCH_INTERVAL_S = 5e-4
 SWITCH_INTERVAL_ENV = "HARNESS_SIM_SWITCH_INTERVAL"     # seconds, to measure another value
 
@@ -23,7 +25,8 @@ SWITCH_INTERVAL_ENV = "HARNESS_SIM_SWITCH_INTERVAL"     # seconds, to measure an
 @contextlib.contextmanager
 def _quick_thread_switches():
     before = sys.getswitchinterval()
-    sys.setswitchinterval(float(os.environ.get(SWITCH_INTERVAL_ENV, SIM_SWITCH_INTERVAL_S)))
+    wanted = float(os.environ.get(SWITCH_INTERVAL_ENV, SIM_SWITCH_INTERVAL_S))
+    sys.setswitchinterval(min(before, wanted))
     try:
         yield
     finally:

@@ -63,3 +63,23 @@ def test_launches_switch_threads_quickly_and_restore_the_interval(launching_back
     before = sys.getswitchinterval()
     launching_backend.launch(Kernel(), 1, 4, [np.zeros(4)])
     assert seen == [pytest.approx(SIM_SWITCH_INTERVAL_S)] and sys.getswitchinterval() == before
+
+
+def test_launches_keep_a_finer_interval_their_caller_set(launching_backend):
+    """The race mutants interleave threads every microsecond around a launch; a launch that raised
+    the interval to its own 0.5 ms let drop-tangent-atomic survive in CI."""
+    if launching_backend.name != "sim":
+        pytest.skip("the simulator's launches")
+    seen = []
+
+    class Kernel:
+        def __getitem__(self, config):
+            return lambda *args: seen.append(sys.getswitchinterval())
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        launching_backend.launch(Kernel(), 1, 4, [np.zeros(4)])
+        assert seen == [pytest.approx(1e-6)] and sys.getswitchinterval() == pytest.approx(1e-6)
+    finally:
+        sys.setswitchinterval(before)
