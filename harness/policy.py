@@ -9,6 +9,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+# ----------------------------------------------------------------------------- run sizes
+
+# A case (or variant) tagged so is sized for a GPU: the simulator, which runs each thread as a Python
+# thread, would take many minutes over it (public-numba-benchmark-nbody's reverse ran past the 300-s
+# launch limit there). Its runs are SKIP on the simulator, with this reason, and run on the PTX tier
+# and the GPU as any other.
+GPU_SCALE_TAG = "gpu-scale"
+GPU_SCALE_REASON = (f"tagged {GPU_SCALE_TAG}: sized for a GPU, it would take many minutes on the simulator; "
+                    "it runs on the ptx tier and on cuda")
+
 # ----------------------------------------------------------------------------- run states
 
 

@@ -28,7 +28,7 @@ from harness.execution.tracebacks import format_both_ends
 from harness.model import ErrorRecord, OracleVerdict, Outcome, Run
 from harness.execution.strategies import RunContext, strategy_for
 from harness.execution.judgement import judge_run
-from harness.policy import State
+from harness.policy import GPU_SCALE_REASON, GPU_SCALE_TAG, State
 from harness.execution.verdicts import check_jobs
 
 
@@ -106,6 +106,8 @@ class Runner:
         if run.skip or (run.engine != "bundled" and not self.backend.can_launch):
             return judge_run(self.new_outcome(run, time.time()),
                              skip=run.skip or f"the {self.backend.name} tier compiles the bundled engine's kernels only")
+        if self.backend.name == "sim" and GPU_SCALE_TAG in run.case.tags:
+            return judge_run(self.new_outcome(run, time.time()), skip=GPU_SCALE_REASON)
         if isolate and self.backend.name == "cuda" and run.case.expect.error_type == "KernelFaultError":
             return self.execute_isolated(run)
         if isolate and run.case.expect.kind == "xfail" and run.case.expect.crash:
