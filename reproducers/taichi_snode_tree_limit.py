@@ -12,6 +12,8 @@ Run: python reproducers/taichi_snode_tree_limit.py [--arch cuda]
   with exit status 1.  With --reset-every 400 it survives on 1.7.4 as well.
 Found by the harness's whole-corpus run through Taichi (CI, 2026-12-02): a pytest-xdist worker died
 in a run that was not at fault. No harness import.
+Upstream: the 512-tree limit is https://github.com/taichi-dev/taichi/issues/4033 (open); issue 8355
+shows it raised as a RuntimeError, which 1.7.4 on the CPU does not do before the segfault.
 """
 import argparse
 import subprocess

@@ -5,8 +5,9 @@ a block the array allocated at the calling line, found by looking the line up in
 it is not there, storing a new array: check, then act. A thread switch between the two lets two
 threads each allocate an array of their own, and the block's threads then write and read
 different memory, so a kernel that is right gives wrong values now and then. The thread switch
-interval hid it (a switch lands in that window rarely every 5 ms); at the 50 us the sim backend
-launches with (sim.py) the whole suite showed it in 2 of 2,000 runs. `install()` replaces the
+interval hid it (a switch lands in that window rarely every 5 ms); at the 0.5 ms the sim backend
+launches with (sim.py) the whole suite showed it in 3 of 2,000 runs. Plain reproducer:
+reproducers/numba_cuda_simulator_shared_array_race.py. `install()` replaces the
 method with one that stores with dict.setdefault, which is atomic under the GIL, so every thread
 gets the first array. It also finds the calling line from the caller's frame instead of
 formatting the whole stack (traceback.extract_stack, which reads source lines, on every call of
