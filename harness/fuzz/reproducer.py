@@ -77,7 +77,7 @@ import warp as wp
 SYSTEM = "Warp " + wp.config.version
 wp.config.quiet = True
 wp.init()
-kernel = load_kernel_module("warp").kernel
+kernel = getattr(load_kernel_module("warp"), {kernel_name!r})
 WP = {{"float32": wp.float32, "float64": wp.float64, "int32": wp.int32, "int64": wp.int64}}
 
 
@@ -113,7 +113,7 @@ _TAICHI = r'''
 import taichi as ti
 SYSTEM = "Taichi " + ti.__version__ if isinstance(ti.__version__, str) else "Taichi " + ".".join(map(str, ti.__version__))
 ti.init(arch=ti.cpu, log_level=ti.ERROR, ad_stack_size=1024)
-kernel = load_kernel_module("taichi").kernel
+kernel = getattr(load_kernel_module("taichi"), {kernel_name!r})
 TI = {{"float32": ti.f32, "float64": ti.f64, "int32": ti.i32, "int64": ti.i64}}
 fields = {{n: ti.field(TI[ARGS[n]["dtype"]], shape=tuple(ARGS[n]["shape"]), needs_grad=n in diff) for n in values}}
 weights = {{n: ti.field(ti.f64, shape=tuple(ARGS[n]["shape"])) for n in diff}}
@@ -173,8 +173,9 @@ def script(engine: str, translated_source: str, case: dict, dtype: str, threads,
             "import json\n")
     total = threads if isinstance(threads, int) else _product(threads)
     dim = total if engine == "taichi" or isinstance(threads, int) else tuple(threads)
+    kernel_name = case["kernel"].rsplit(":", 1)[1]      # the fuzzer's kernels are all `kernel`; a case's has its own name
     return head + _COMMON.format(source=translated_source, args=json.dumps(args), threads=dim, dtype=dtype) + \
-        body.format()
+        body.format(kernel_name=kernel_name)
 
 
 def _recast(declared: str, dtype: str) -> str:

@@ -33,3 +33,17 @@ def test_reproducers_say_how_to_run_them_and_what_the_exit_status_means():
     for path in REPRODUCERS:
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
         assert re.search(r"Run: python3? \S+", doc) and re.search(r"exit (status )?1\b", doc), path.name
+
+
+def test_a_generated_reproducer_launches_the_cases_own_kernel_by_name():
+    """harness/fuzz/reproducer.py wrote `.kernel`, the fuzzer's one name: a reproducer made from a
+    hand-written case (reproducers/warp_square_in_place.py) failed with AttributeError."""
+    from harness.fuzz.reproducer import script
+    case = {"kernel": "kernels/war.py:square_in_place_first",
+            "args": {"A": {"array": {"shape": [1], "dtype": "float64", "init": {"values": [3.0]}},
+                           "activity": "duplicated"}}}
+    for engine in ("warp", "taichi"):
+        text = script(engine, "# translation\n", case, "float64", 1, "title")
+        ast.parse(text)
+        assert f'getattr(load_kernel_module("{engine}"), \'square_in_place_first\')' in text
+        assert '").kernel\n' not in text
