@@ -82,13 +82,14 @@ def conditional(st: LoweringState, node, out):
 def subscript_value(st: LoweringState, node, out):
     v, k = node.value, node.slice
     if isinstance(v, ast.Name) and v.id in st.tuple_names:      # `p[k]` of a tuple a device function returned
-        n, position = st.tuple_names[v.id], constant_int(st, k)
-        if not (isinstance(position, int) and -n <= position < n):
-            raise st.err(node, f"`{ast.unparse(node)}`: the elements of a tuple of {n} values are read at constant "
-                               f"positions from {-n} to {n - 1}")
-        if f"{v.id}__{position % n}" in st.tuple_names or f"{v.id}__{position % n}" in st.returned_arrays:
-            raise st.err(node, f"`{ast.unparse(node)}` is a tuple or an array inside a tuple: unpack it into names")
-        return st.env[f"{v.id}__{position % n}"]
+        return tuple_element(st, node, tuple_components(st, v.id))
+    if isinstance(v, (ast.Call, ast.Tuple)):
+        # `f(...)[k]` of a device function's tuple result, `(a, b)[k]`: numba evaluates the whole tuple
+        # and takes one element (lower_stmts imports this module, hence the import here)
+        from harness.engine.frontend.lower_stmts import tuple_value
+        items = tuple_value(st, v, out)
+        if items is not None and (len(items) > 1 or not isinstance(v, ast.Call)):
+            return tuple_element(st, node, items)
     if is_call_to(st, v, "cuda", "grid") or is_call_to(st, v, "cuda", "gridsize"):
         # `cuda.grid(2)[0]`: one component of the tuple the call returns, at a constant position
         n, position = literal_int(st, v.args[0]), constant_int(st, k)
@@ -173,6 +174,19 @@ def tuple_components(st: LoweringState, name: str) -> list:
     return [tuple_components(st, c) if c in st.tuple_names else st.returned_arrays[c]
             if c in st.returned_arrays else st.env[c]
             for c in (f"{name}__{k}" for k in range(st.tuple_names[name]))]
+
+
+def tuple_element(st: LoweringState, node, items: list):
+    """The element `node.slice` (a constant position) of a tuple held as its components: atoms,
+    nested tuples as lists, arrays inside the tuple as ArrayResult."""
+    n, position = len(items), constant_int(st, node.slice)
+    if not (isinstance(position, int) and -n <= position < n):
+        raise st.err(node, f"`{ast.unparse(node)}`: the elements of a tuple of {n} values are read at constant "
+                           f"positions from {-n} to {n - 1}")
+    item = items[position % n]
+    if isinstance(item, (list, ArrayResult)):
+        raise st.err(node, f"`{ast.unparse(node)}` is a tuple or an array inside a tuple: unpack it into names")
+    return item
 
 
 def subscript(st: LoweringState, node, out):
