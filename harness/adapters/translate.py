@@ -869,6 +869,11 @@ class _Scope:
 
     def _subscript(self, node):
         src = self.src
+        if isinstance(node.value, ast.Call):
+            raise src.refuse(node, "an element of a call's tuple result where the translator cannot name the "
+                                   "elements first (a branch of a conditional expression, an operand of and/or, a "
+                                   "while test, or beside another call of the module's functions; "
+                                   "harness/engine/frontend/tuple_elements.py)")
         if not isinstance(node.value, ast.Name) or not isinstance(self.vars.get(node.value.id), Arr):
             raise src.refuse(node, "indexing something other than an array parameter")
         at = self.vars[node.value.id]

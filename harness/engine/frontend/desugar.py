@@ -32,6 +32,8 @@ Contract (the engine's lowering and the adapters' translator both read kernels t
   `print(...)` as a statement                    -> removed (see PRINTS)
   `a = b = v` (a a name no other target reads)   -> `a = v` then `b = a`
   `if C:` / `x if C else y`, C a constant        -> the branch C selects (see BRANCHES)
+  `... f(u)[k] ...`, f a device function returning -> `_tuple_L_C_0, ..., _tuple_L_C_{n-1} = f(u)` first,
+    n values, in a statement run once               then `_tuple_L_C_k` in place (tuple_elements.py)
 
 - `constant_value(node, globals, local_names)` is the folding rule itself: the value of a literal,
   a module-level int/float/bool constant (a name the function never assigns), or + - * // % ** <<
@@ -71,6 +73,8 @@ import operator
 import types
 
 import numpy as np
+
+from harness.engine.frontend.tuple_elements import hoist_tuple_elements
 
 CONST_ARRAY_LIMIT = 1024          # elements of a cuda.const.array_like copied into the code
 
@@ -349,6 +353,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict) -> ast.FunctionDef:
     _copy_module_arrays(out, globals_, local)
     _hoist_shared(out, globals_, local)
     _fold_constant_branches(out, globals_, local)
+    hoist_tuple_elements(out, globals_, local)
     _fill_empty_blocks(out)
     return out
 

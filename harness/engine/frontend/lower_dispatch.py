@@ -56,6 +56,20 @@ def lowers_rest_of_block(handler: Callable) -> Callable:
     return handler
 
 
+TUPLE_VALUE: list[Callable] = []
+
+
+def lowers_tuple_values(handler: Callable) -> Callable:
+    """Register `handler(state, node, out) -> list | None`, the components of a tuple-valued
+    expression (lower_stmts.tuple_value); the expressions' lowering reads `f(...)[k]` through it."""
+    TUPLE_VALUE[:] = [handler]
+    return handler
+
+
+def tuple_value(st: LoweringState, node, out):
+    return TUPLE_VALUE[0](st, node, out)
+
+
 def statement(st: LoweringState, s, out) -> None:
     handler = _handler(s)
     if handler is None:

@@ -13,7 +13,7 @@ from harness.engine.frontend import views
 from harness.engine.frontend.source import constant as constant_value, resolve_global
 from harness.engine.ir.ssa import Lit, Load, Prim, Special
 from harness.engine.frontend.lower_branches import if_stmt
-from harness.engine.frontend.lower_dispatch import expression, lower_expression, lowers
+from harness.engine.frontend.lower_dispatch import expression, lower_expression, lowers, tuple_value
 from harness.engine.frontend.lower_resolve import constant_int, dotted, is_call_to, literal_int, user_module_attribute
 from harness.engine.frontend.lower_state import LoweringState
 
@@ -84,9 +84,9 @@ def subscript_value(st: LoweringState, node, out):
     if isinstance(v, ast.Name) and v.id in st.tuple_names:      # `p[k]` of a tuple a device function returned
         return tuple_element(st, node, tuple_components(st, v.id))
     if isinstance(v, (ast.Call, ast.Tuple)):
-        # `f(...)[k]` of a device function's tuple result, `(a, b)[k]`: numba evaluates the whole tuple
-        # and takes one element (lower_stmts imports this module, hence the import here)
-        from harness.engine.frontend.lower_stmts import tuple_value
+        # `f(...)[k]` of a device function's tuple result where the normal form left it in place (a
+        # branch of `x if c else y`, ...: frontend/tuple_elements.py), `(a, b)[k]`: numba evaluates
+        # the whole tuple and takes one element
         items = tuple_value(st, v, out)
         if items is not None and (len(items) > 1 or not isinstance(v, ast.Call)):
             return tuple_element(st, node, items)

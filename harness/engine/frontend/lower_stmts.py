@@ -10,7 +10,7 @@ from harness.engine.frontend.control import RET
 from harness.engine.ir.ssa import Load, Prim, Special, Store
 from harness.engine.frontend.lower_branches import if_stmt
 from harness.engine.frontend.lower_calls import alloc, call
-from harness.engine.frontend.lower_dispatch import block, expression, lowers, lowers_rest_of_block, unsupported_statement
+from harness.engine.frontend.lower_dispatch import block, expression, lowers, lowers_rest_of_block, lowers_tuple_values, unsupported_statement
 from harness.engine.frontend.lower_exprs import BINOPS, ArrayResult, array_rank, is_view, name_atom, subscript, tuple_components, view
 from harness.engine.frontend.lower_resolve import is_call_to, literal_int, resolve_call
 from harness.engine.frontend.lower_state import LoweringState
@@ -214,6 +214,7 @@ def returns_tuple(st: LoweringState, value: ast.Call) -> bool:
     return returns(src.tree.body)
 
 
+@lowers_tuple_values
 def tuple_value(st: LoweringState, node, out):
     """The value of a tuple-valued expression as a (nested) list of atoms, evaluated left to right:
     a tuple literal, a name bound to a tuple, a device function's tuple result, cuda.grid(n) with
