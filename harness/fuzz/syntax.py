@@ -315,20 +315,24 @@ def generate_syntax(seed: int) -> SyntaxKernel:
     head = ["import math", "", "import numba", "from numba import cuda, float32, float64, int32, int64", "",
             f"TPB = {N}", ""]
     helpers = _helpers(g)
-    body = ["    i = cuda.grid(1)"]
     if r.random() < 0.8:
-        body += ["    if i >= n:", "        return"]
+        guard = ["    if i >= n:", "        return"]
         g.note("early-return")
     else:
-        body += ["    if i >= len(out):", "        return"]
+        guard = ["    if i >= len(out):", "        return"]
         g.note("len-guard")
-    body += [f"    {v} = x[i]" for v in FLOATS] + [f"    {k} = i" for k in INTS]
+    shared = []
     if r.random() < 0.4:
+        # the block's barrier comes before the guard's early return, which every thread then reaches:
+        # after it, the barrier would be reached by some threads only, which the engine rightly refuses
+        # (undefined behaviour on a GPU), and 4 in 10 kernels were refused for that alone
         g.shared = True
         form = r.choice(["cuda.shared.array(TPB, float64)", "cuda.shared.array(shape=TPB, dtype=float64)",
                          "cuda.shared.array((TPB,), numba.float64)"])
-        body += [f"    sm = {form}", "    sm[cuda.threadIdx.x] = x[i]", "    cuda.syncthreads()"]
+        shared = [f"    sm = {form}", "    sm[cuda.threadIdx.x] = x[min(i, n - 1)]", "    cuda.syncthreads()"]
         g.note("shared-array")
+    body = ["    i = cuda.grid(1)"] + shared + guard
+    body += [f"    {v} = x[i]" for v in FLOATS] + [f"    {k} = i" for k in INTS]
     if r.random() < 0.4:
         g.local = True
         form = r.choice(["cuda.local.array(4, float64)", "cuda.local.array(shape=4, dtype=float64)",
