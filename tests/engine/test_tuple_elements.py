@@ -8,6 +8,10 @@ from harness.engine.frontend.desugar import local_names
 from harness.engine.frontend.tuple_elements import hoist_tuple_elements
 
 HELPERS = '''
+import math
+
+from numba import cuda
+
 def pair(u, v):
     return u + v, u * v
 
@@ -50,3 +54,12 @@ def test_the_order_of_calls_is_kept_or_the_statement_is_left_as_written(tmp_path
 def test_an_element_of_a_tuple_display_is_that_element_unless_another_calls_the_module(tmp_path):
     assert "out[i] = x[i] * 2.0" in _rewritten("out[i] = (x[i], x[i] * 2.0)[-1]", tmp_path)
     assert "(single(x[i]), c)[1]" in _rewritten("out[i] = (single(x[i]), c)[1]", tmp_path)
+
+
+def test_calls_that_only_compute_a_number_keep_the_rewrite_and_others_stop_it(tmp_path):
+    """math functions and casts neither read nor write memory; an atomic does."""
+    assert "_tuple_" in _rewritten("out[i] = math.sqrt(c) + float(pair(x[i], c)[1])", tmp_path)
+    assert "_tuple_" not in _rewritten("out[i] = cuda.atomic.add(out, 0, 1.0) + pair(x[i], c)[1]", tmp_path)
+    kept = _rewritten("out[i] = (cuda.atomic.add(out, 0, 1.0), x[i])[1]", tmp_path)
+    assert "cuda.atomic.add" in kept                       # the atomic of a dropped element still runs
+    assert "out[i] = x[i] * 2.0" in _rewritten("out[i] = (math.exp(c), x[i] * 2.0)[1]", tmp_path)

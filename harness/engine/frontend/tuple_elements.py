@@ -23,6 +23,8 @@ import inspect
 import textwrap
 import types
 
+import numpy as np
+
 _BUILTINS = {"abs", "min", "max", "float", "int", "bool", "round", "len", "range"}
 _ONCE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 _CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
@@ -45,9 +47,8 @@ def _hoisted(s: ast.stmt, globals_, local) -> list[ast.stmt]:
     if not found:
         return [s]
     hoisted = {id(n.value) for n in found}
-    if any(isinstance(c, ast.Call) and id(c) not in hoisted and _module_function(c, globals_, local) is not None
-           for c in ast.walk(s)):
-        return [s]                     # another of the module's functions is called: keep the order as written
+    if any(isinstance(c, ast.Call) and id(c) not in hoisted and not _pure(c, globals_, local) for c in ast.walk(s)):
+        return [s]                     # another call that may read or write memory: keep the order as written
     before, names = [], {}
     for n in found:
         arity = _tuple_arity(_module_function(n.value, globals_, local))
@@ -79,9 +80,9 @@ class _LiteralElements(ast.NodeTransformer):
             return node
         if any(isinstance(e, ast.Starred) for e in t.elts):
             return node
-        if any(isinstance(c, ast.Call) and _module_function(c, self.globals, self.local) is not None
-               for e in t.elts for c in ast.walk(e)):
-            return node
+        if any(isinstance(c, ast.Call) and not _pure(c, self.globals, self.local)
+               for j, e in enumerate(t.elts) if j != k % len(t.elts) for c in ast.walk(e)):
+            return node                # a dropped element would have run a call (an atomic, a draw, ...)
         return t.elts[k]
 
 
@@ -109,6 +110,29 @@ def _element_of_call(node, globals_, local) -> bool:
         return False
     arity = _tuple_arity(_module_function(node.value, globals_, local))
     return arity is not None and -arity <= _position(node.slice) < arity
+
+
+def _pure(call: ast.Call, globals_, local) -> bool:
+    """Whether a call only computes a number from its arguments: a builtin such as min or abs, a
+    math function, a cast to a numba or numpy number type. Anything else (a device function, an
+    atomic, a random draw, a method) may read or write memory."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id not in local:
+        module = globals_.get(f.value.id)            # math.exp(x), numba.float32(x), np.float64(x)
+        return getattr(module, "__name__", None) in ("math", "cmath") or \
+            (getattr(module, "__name__", None) in ("numba", "numpy") and _is_number_type(getattr(module, f.attr, None)))
+    if not isinstance(f, ast.Name) or f.id in local:
+        return False
+    obj = globals_.get(f.id)
+    return f.id in _BUILTINS and obj is None or getattr(obj, "__module__", None) in ("math", "cmath") \
+        or _is_number_type(obj)
+
+
+def _is_number_type(obj) -> bool:
+    """float32, numba.int64, np.float64 and the like (a cast when called)."""
+    if isinstance(obj, type) and issubclass(obj, np.number):
+        return True
+    return type(obj).__module__.startswith("numba.core.types")
 
 
 def _module_function(call: ast.Call, globals_, local):
