@@ -9,6 +9,10 @@ from harness.engine.ir.ssa import If, Lit, Prim
 from harness.engine.frontend.lower_state import LoweringState
 from harness.engine.ir.types import infer_prim_type
 
+# scalar types a one-path name may be joined at with a typed zero
+_ZERO_TYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64"}
+
 
 def if_stmt(st: LoweringState, cond, then_fn, else_fn, out):
     """Lower an if/else given callbacks that lower each branch; add phi moves at the join."""
@@ -33,6 +37,14 @@ def if_stmt(st: LoweringState, cond, then_fn, else_fn, out):
         if (a is None) != (b is None) and var.startswith(RET):
             # a returned value set on one path only (`if c: return a` ... `return b`): the
             # other path has not returned yet and sets it later; it holds a typed zero until then
+            missing = body if a is None else orelse
+            zero = st.emit_assign(missing, st.fresh(var), Prim(f"cast_{st.types[a or b]}", (Lit(0),)))
+            a, b = a or zero, b or zero
+        elif (a is None) != (b is None) and var in st.user_names and var not in before \
+                and st.types.get(a or b) in _ZERO_TYPES:
+            # a kernel's scalar bound on one path only (PyExaFMM: `if sub_width == width:
+            # submatrixInd = ...`, read later under the same test): numba compiles it, the value
+            # on the other path being unspecified; it joins here with a typed zero on that path
             missing = body if a is None else orelse
             zero = st.emit_assign(missing, st.fresh(var), Prim(f"cast_{st.types[a or b]}", (Lit(0),)))
             a, b = a or zero, b or zero
