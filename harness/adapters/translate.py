@@ -522,6 +522,8 @@ class _Scope:
         elif isinstance(s, ast.While):
             if s.orelse:
                 raise src.refuse(s, "while ... else")
+            if _polls_atomics(s):
+                raise src.lacks(s, "spin_wait", self.t.system, "a loop waiting on an atomic other threads update")
             self._line(out, depth, f"while {self._cond(s.test)}:")
             self._block(s.body, out, depth + 1)
         elif isinstance(s, ast.Break):
@@ -1374,3 +1376,15 @@ def single_exit(src: "Source", stmts: list) -> list:
     end = ast.Return(value=ast.Tuple(elts=loads, ctx=ast.Load()) if width else loads[0])
     body.append(ast.fix_missing_locations(ast.copy_location(end, returns[-1])))
     return body
+
+
+def _polls_atomics(loop: ast.While) -> bool:
+    """Whether a `while` loop tests the result of a cuda.atomic call (its own condition or an `if`
+    inside it): a thread polling what other threads set, whose progress needs theirs."""
+    tests = [loop.test] + [n.test for n in ast.walk(loop) if isinstance(n, (ast.If, ast.While, ast.IfExp))]
+    for test in tests:
+        for node in ast.walk(test):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "atomic":
+                return True
+    return False
