@@ -59,3 +59,16 @@ def store_read_back(out, x, last):
         for k in range(1, out.shape[1]):
             out[i, k] = x[i, k] + x[i, k - 1]
             out[i, k] = math.exp(out[i, k] * 0.5)
+
+
+@cuda.jit
+def one_path_in_loop(out, x):
+    """`last` is bound on one path of an `if` in a loop and read by the next statement: an iteration
+    that binds nothing reads what an earlier iteration left (carried through the loop)."""
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        for k in range(x.shape[1]):
+            if x[i, k] > 0.0:
+                last = x[i, k]
+            if k > 0:
+                out[i] += last * x[i, k]

@@ -170,7 +170,7 @@ def augmented_assign(st: LoweringState, s, out):
 def if_statement(st: LoweringState, s, out):
     cond = expression(st, s.test, out)
     if_stmt(st, cond, lambda o: o.extend(block(st, s.body)),
-            lambda o: o.extend(block(st, s.orelse)), out)
+            lambda o: o.extend(block(st, s.orelse)), out, node=s)
 
 
 @lowers(ast.Expr)
