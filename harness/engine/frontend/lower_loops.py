@@ -313,8 +313,8 @@ def _read_apart_from_binding(body: list, name: str) -> bool:
     earlier iteration left, so the name is carried through the loop like any reassigned scalar
     (a statement that binds it and reads it, `if c: t = f(x); y += t`, needs no carrying)."""
     binding = [b for b in body if name in assigned_names([b])]
-    if not binding or all(isinstance(b, (ast.Assign, ast.AugAssign, ast.AnnAssign)) for b in binding):
-        return False                              # bound unconditionally at the body's top level
+    if not binding or not all(isinstance(b, ast.If) for b in binding):
+        return False                  # bound at the body's top level, or by a nested loop (which carries it)
     if any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name
            for b in body for n in ast.walk(b)):
         return False                              # an array (or tuple) name: bound per branch instead
