@@ -87,6 +87,13 @@ LIMITS: dict[str, Limit] = {
     "return_in_loop": Limit("a return inside a loop of the kernel or of a device function", None,
                             "no early exit from the parallel loop; a Taichi function returns once, at its end",
                             "", TAICHI_AD),
+    "spin_wait": Limit("a thread waiting in a loop on a value other threads set through atomics (a spin lock: "
+                       "`while ...: if cuda.atomic.add(lock, i, 0) < 0: ...`, SpeechBrain's transducer recursions)",
+                       "no forward-progress guarantee between the threads of a launch: on the CPU a wp.kernel's "
+                       "threads run one after another, so a thread waiting for a later one never returns",
+                       "no forward-progress guarantee between the iterations of the parallel loop: the CPU "
+                       "backend runs them in chunks on a few threads, so an iteration waiting for a later one "
+                       "never returns", WARP_FUNCTIONS, TAICHI_PERF),
     "rng": Limit("numba's random number generator (`numba.cuda.random`: xoroshiro128p states and draws)",
                  "Warp's random numbers (wp.rand_init, wp.randf) come from its own PCG generator with a 32-bit "
                  "state: a translation cannot draw the numbers numba's xoroshiro128p states give, and precomputing "

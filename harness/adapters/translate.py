@@ -484,6 +484,8 @@ class _Scope:
         seen = set().union(*self.visible)
         assigned = [n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
         read = set().union(*[_reads(r) for r in rest])
+        if isinstance(s, (ast.For, ast.While)):
+            read |= _carried_from_ifs(s.body)    # read by a later iteration: declared before the loop
         for name in dict.fromkeys(assigned):
             t = self.vars.get(name)
             if name in seen or name not in read or t not in (F32, F64, INT, BOOL):
@@ -522,6 +524,8 @@ class _Scope:
         elif isinstance(s, ast.While):
             if s.orelse:
                 raise src.refuse(s, "while ... else")
+            if _polls_atomics(s):
+                raise src.lacks(s, "spin_wait", self.t.system, "a loop waiting on an atomic other threads update")
             self._line(out, depth, f"while {self._cond(s.test)}:")
             self._block(s.body, out, depth + 1)
         elif isinstance(s, ast.Break):
@@ -1379,3 +1383,36 @@ def single_exit(src: "Source", stmts: list) -> list:
     end = ast.Return(value=ast.Tuple(elts=loads, ctx=ast.Load()) if width else loads[0])
     body.append(ast.fix_missing_locations(ast.copy_location(end, returns[-1])))
     return body
+
+
+def _polls_atomics(loop: ast.While) -> bool:
+    """Whether a `while` loop tests the result of a cuda.atomic call (its own condition or an `if`
+    inside it): a thread polling what other threads set, whose progress needs theirs."""
+    tests = [loop.test] + [n.test for n in ast.walk(loop) if isinstance(n, (ast.If, ast.While, ast.IfExp))]
+    for test in tests:
+        for node in ast.walk(test):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "atomic":
+                return True
+    return False
+
+
+def _carried_from_ifs(body: list) -> set[str]:
+    """Names a loop body binds only inside `if` statements and reads in another of its statements
+    (`if c: last = x[k]` then `out[i] += last`): an iteration whose `if` binds nothing reads what an
+    earlier iteration left (the engine's rule, lower_loops._read_apart_from_binding)."""
+    found = set()
+    for b in body:
+        if not isinstance(b, ast.If):
+            continue
+        for name in {n.id for n in ast.walk(b) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
+            binding = [c for c in body if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                                              and n.id == name for n in ast.walk(c))]
+            if all(isinstance(c, ast.If) for c in binding) and any(
+                    c not in binding and name in _reads_deep(c) for c in body):
+                found.add(name)
+    return found
+
+
+def _reads_deep(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

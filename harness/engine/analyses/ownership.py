@@ -347,15 +347,36 @@ def own_element_updates(ir: KernelIR) -> set[int]:
     store replaces, and the reverse sweep replays the thread's own read. Not inside a dynamic
     loop: there another thread may update the same element in another iteration (a stride of
     half the grid, a block stride), unordered by anything, and which update read which value is
-    the launch's schedule; the ownership analysis decides those."""
+    the launch's schedule; the ownership analysis decides those. A read of what this thread has
+    just stored at the same index counts too, in a loop as well (forwarded)."""
     found: set[int] = set()
 
-    def visit(stmts):
+    def forwarded(stmts, i, load) -> bool:
+        """`a[k] = v` then `a[k]` read back with only assignments between (SpeechBrain's
+        transducer gradient: `grads[b, t, u, l] = alpha[...] + beta[...]`, then
+        `grads[b, t, u, l] = -math.exp(grads[b, t, u, l] + ...)`, in a loop): the read sees this
+        thread's own store unless another thread's store of the element races with it, in a loop
+        too, as nothing orders the two stores; the replay tapes such a load (mark_taped_loads)."""
+        for earlier in reversed(stmts[:i]):
+            if isinstance(earlier, Store) and earlier.array == load.array and earlier.index == load.index:
+                return True
+            if not isinstance(earlier, Assign):
+                return False
+        return False
+
+    def visit(stmts, in_loop=False):
         for i, s in enumerate(stmts):
             if isinstance(s, If):
-                visit(s.body)
-                visit(s.orelse)
+                visit(s.body, in_loop)
+                visit(s.orelse, in_loop)
+            elif isinstance(s, Loop):
+                visit(s.body, True)
             elif isinstance(s, Assign) and isinstance(s.expr, Load):
+                if forwarded(stmts, i, s.expr):
+                    found.add(id(s))
+                    continue
+                if in_loop:
+                    continue
                 for later in stmts[i + 1:]:
                     if isinstance(later, Store) and later.array == s.expr.array and later.index == s.expr.index:
                         found.add(id(s))

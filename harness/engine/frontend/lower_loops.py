@@ -231,7 +231,8 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     # loop (what it holds if no iteration binds it, where Python would raise and numba reads an
     # undefined value), its type the one the body gives it
     first_bound = sorted(v for v in assigned - set(st.env) - {brk, var}
-                         if v not in st.arrays and not v.startswith(("!", SKIP)) and read_after(st.src.tree, s, v))
+                         if v not in st.arrays and not v.startswith(("!", SKIP))
+                         and (read_after(st.src.tree, s, v) or _read_apart_from_binding(body, v)))
     carried_vars = sorted(set(v for v in assigned if v in st.env or v == brk) | set(first_bound))
     if brk in carried_vars and brk not in st.env:
         st.env[brk] = st.emit_assign(out, st.fresh(brk), Prim("copy", (Lit(False),)))
@@ -304,3 +305,17 @@ def loop(st: LoweringState, s, out, kind, body, *, start=None, stop=None, step=1
     if var and var not in carried_vars:
         st.env.pop(var, None)          # defined after the loop only if it ran: left undefined
     st.line = line
+
+
+def _read_apart_from_binding(body: list, name: str) -> bool:
+    """Whether a statement of the loop body that does not bind `name` reads it (`if c: last = x[k]`,
+    then `out[i] += last`): on an iteration whose `if` binds nothing, Python reads the value an
+    earlier iteration left, so the name is carried through the loop like any reassigned scalar
+    (a statement that binds it and reads it, `if c: t = f(x); y += t`, needs no carrying)."""
+    binding = [b for b in body if name in assigned_names([b])]
+    if not binding or not all(isinstance(b, ast.If) for b in binding):
+        return False                  # bound at the body's top level, or by a nested loop (which carries it)
+    if any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name
+           for b in body for n in ast.walk(b)):
+        return False                              # an array (or tuple) name: bound per branch instead
+    return any(name not in assigned_names([b]) and uses_name([b], name) for b in body)

@@ -39,7 +39,13 @@ def array_binding_block(st: LoweringState, s, rest: list, out) -> bool:
                 st.arrays, st.views, st.expired = (dict(d) for d in before)
                 o.extend(block(st, stmts + rest))
             return lower
-        if_stmt(st, cond, branch(s.body), branch(s.orelse), out)
+        orelse = s.orelse
+        if not orelse and any(b.targets[0].id not in st.arrays for b in s.body):
+            # `if c: source = sources[i]` (elif ...) with no else, the name unbound before: on the
+            # path that binds nothing numba reads an undefined array (undefined behaviour, PyExaFMM's
+            # blocked Gram kernel never takes it); that path keeps this branch's binding
+            orelse = s.body
+        if_stmt(st, cond, branch(s.body), branch(orelse), out)
         st.arrays, st.views, st.expired = before
         return True
     split = _split_array_tuple(st, s)
@@ -73,8 +79,11 @@ def array_binding_branches(st: LoweringState, s) -> bool:
     """`if j % 2 == 0: out = even; inp = odd` / `else: out = odd; inp = even` (STUMPY's ping-pong
     of its distance arrays): the statement form of `out = even if c else odd`. The rest of the block
     is lowered once per branch, after that branch's bindings, as bind_array does for the expression."""
-    return isinstance(s, ast.If) and bool(s.body) and all(
-        array_binding(st, b) for b in s.body + s.orelse)
+    if not (isinstance(s, ast.If) and bool(s.body) and all(array_binding(st, b) for b in s.body)):
+        return False
+    if len(s.orelse) == 1 and isinstance(s.orelse[0], ast.If):     # an `elif` chain
+        return array_binding_branches(st, s.orelse[0])
+    return all(array_binding(st, b) for b in s.orelse)
 
 
 def array_binding(st: LoweringState, s) -> bool:
@@ -161,7 +170,7 @@ def augmented_assign(st: LoweringState, s, out):
 def if_statement(st: LoweringState, s, out):
     cond = expression(st, s.test, out)
     if_stmt(st, cond, lambda o: o.extend(block(st, s.body)),
-            lambda o: o.extend(block(st, s.orelse)), out)
+            lambda o: o.extend(block(st, s.orelse)), out, node=s)
 
 
 @lowers(ast.Expr)
