@@ -149,7 +149,7 @@ class Case:
     # an expectation per mode; expand_runs gives each run its mode's as `expect`
     expect_by_mode: dict | None = None
     engine: dict = field(default_factory=dict)  # launch, fold_constants, nested_config, ...
-    engine_expect: dict = field(default_factory=dict)  # engine name -> Expectation (`engines:`)
+    engine_expect: dict = field(default_factory=dict)  # engine name -> Expectation, or mode -> Expectation (`engines:`)
     jobs: tuple[dict, ...] = ()
     ptx: dict = field(default_factory=dict)     # {mode: {fact: value}}
     program: ProgramSpec | None = None           # a sequence of launches (kernel = the first's)

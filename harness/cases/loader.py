@@ -1001,8 +1001,8 @@ def _build_case(ctx: _Context, *, variant: str | None = None, line: int = 1,
         dtypes=tuple(doc["dtypes"]) if "dtypes" in doc else Case.dtypes,
         seed=doc.get("seed", 0),
         check=check, expect=expect, expect_by_mode=expect_by_mode,
-        engine_expect={name: _build_expect(ctx, body["expect"]) for name, body in doc.get("engines", {}).items()
-                       if "expect" in body},
+        engine_expect={name: _build_engine_expectation(ctx, body["expect"], modes, name)
+                       for name, body in doc.get("engines", {}).items() if "expect" in body},
         native=native,
         engine=_plain(doc.get("engine", {})),
         jobs=tuple(_plain(job) for job in doc.get("jobs", ())),
@@ -1035,23 +1035,31 @@ def _build_native_kernels(ctx: _Context, doc: dict) -> dict:
 _MODE_KEYS = ("primal", "forward", "reverse")
 
 
-def _build_mode_expectations(ctx: _Context, raw: Any, modes: tuple[str, ...]) -> tuple[Expectation, dict | None]:
+def _build_mode_expectations(ctx: _Context, raw: Any, modes: tuple[str, ...],
+                             path: KeyPath = ("expect",)) -> tuple[Expectation, dict | None]:
     """`expect` as one expectation for every run, or keyed by mode: then exactly the modes the case
     runs, so no run falls back on an expectation written for another mode."""
     if not (isinstance(raw, dict) and any(k in raw for k in _MODE_KEYS)):
-        return _build_expect(ctx, raw), None
+        return _build_expect(ctx, raw, path), None
     for mode in raw:
         if mode not in modes:
             ctx.fail(f"expect names mode '{mode}', which the case does not run (modes: "
-                     f"{', '.join(modes)})", ("expect", mode))
+                     f"{', '.join(modes)})", path + (mode,))
     missing = [m for m in modes if m not in raw]
     if missing:
         ctx.fail(f"an expect keyed by mode names every mode the case runs; missing: "
-                 f"{', '.join(missing)}", ("expect",))
+                 f"{', '.join(missing)}", path)
     by_mode = {}
     for mode in modes:
-        by_mode[mode] = _build_expect(ctx, raw[mode], ("expect", mode))
+        by_mode[mode] = _build_expect(ctx, raw[mode], path + (mode,))
     return by_mode[modes[0]], by_mode
+
+
+def _build_engine_expectation(ctx: _Context, raw: Any, modes: tuple[str, ...], engine: str) -> Expectation | dict:
+    """`engines: {warp: {expect: ...}}`: one Expectation, or one per mode (a dict mode -> Expectation)
+    under the same rules as the case's own `expect`."""
+    one, by_mode = _build_mode_expectations(ctx, raw, modes, ("engines", engine, "expect"))
+    return one if by_mode is None else by_mode
 
 
 # Keys that change what is computed: a variant replacing one of them computes something else, so

@@ -665,3 +665,19 @@ def test_documented_examples_load(project):
     assert broadcast[1].expect.error_type == "MixedActivityError"
     assert nested[0].check.nested["args"] == {"A": {"shadow": "dA"}}
     assert nested[1].engine == {"nested_config": "native"}
+
+
+# ----------------------------------------------------------------------------- engines: expect by mode
+
+def test_an_engines_expectation_may_be_keyed_by_mode(project):
+    """The schema allowed it and the loader crashed on it (ValueError, shown as a malformed file)."""
+    [case] = load(project, BASE + 'engines:\n  warp: {expect: {forward: pass, reverse: {xfail: {reason: "known"}}}}\n')
+    runs = {(r.engine, r.mode): r for r in expand_runs(case, "sim", ("bundled", "warp"))}
+    assert runs["warp", "forward"].case.expect == Expectation(kind="pass")
+    assert runs["warp", "reverse"].case.expect.kind == "xfail" and runs["warp", "reverse"].case.expect.reason == "known"
+    assert runs["bundled", "reverse"].case.expect == Expectation(kind="pass")
+
+
+def test_an_engines_expectation_by_mode_names_every_mode_the_case_runs(project):
+    with pytest.raises(CaseError, match=r"engines\.warp\.expect.*missing: forward"):
+        load(project, BASE + 'engines:\n  warp: {expect: {reverse: {xfail: {reason: "known"}}}}\n')
