@@ -1386,15 +1386,37 @@ def single_exit(src: "Source", stmts: list) -> list:
 
 
 def _polls_atomics(loop: ast.While) -> bool:
-    """Whether a `while` loop tests the result of a cuda.atomic call (its own condition or an `if`
-    inside it): a thread polling what other threads set, whose progress needs theirs."""
+    """Whether a `while` loop tests (its own condition or an `if` inside it) the result of an atomic
+    that reads what other threads set without advancing anything itself: an add or sub of 0, a
+    compare-and-swap or an exchange (a lock), directly or through names the loop computes from it
+    (`old = cuda.atomic.cas(...)`, then `if old == 0: break`). Such a thread's progress needs
+    theirs. A ticket (`cuda.atomic.add(cnt, 0, 1)`) advances its counter and is no poll."""
+    def polls(node) -> bool:
+        return any(_is_poll(n) for n in ast.walk(node))
+    assigns = [n for n in ast.walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign))]
+    polled: set[str] = set()
+    while True:             # names bound to a poll's result, or to values computed from one
+        grown = polled | {t.id for n in assigns
+                          if polls(n.value) or any(isinstance(v, ast.Name) and v.id in polled for v in ast.walk(n.value))
+                          for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                          for t in ast.walk(target) if isinstance(t, ast.Name)}
+        if grown == polled:
+            break
+        polled = grown
     tests = [loop.test] + [n.test for n in ast.walk(loop) if isinstance(n, (ast.If, ast.While, ast.IfExp))]
-    for test in tests:
-        for node in ast.walk(test):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "atomic":
-                return True
-    return False
+    return any(polls(test) or any(isinstance(n, ast.Name) and n.id in polled for n in ast.walk(test))
+               for test in tests)
+
+
+def _is_poll(node) -> bool:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "atomic"):
+        return False
+    op = node.func.attr
+    if op in ("cas", "compare_and_swap", "exch"):
+        return True
+    value = node.args[2] if len(node.args) > 2 else None
+    return op in ("add", "sub") and isinstance(value, ast.Constant) and value.value == 0
 
 
 def _carried_from_ifs(body: list) -> set[str]:
