@@ -24,6 +24,7 @@ import numpy as np
 
 from harness.core.errors import UnsupportedError
 from harness.engine.frontend import desugar
+from harness.engine.frontend.python_functions import python_function  # noqa: F401  (read from here too)
 from harness.engine.rules.ops import OPS
 
 def _function_table() -> dict[int, str]:
@@ -68,17 +69,6 @@ class KernelSource:
 
     def unsupported(self, node: ast.AST | None, what: str) -> UnsupportedError:
         return UnsupportedError(what, file=self.file, line=getattr(node, "lineno", self.tree.lineno))
-
-
-def python_function(kernel):
-    """The plain Python function behind a kernel (a cuda.jit dispatcher or simulator kernel too)."""
-    for attr in ("py_func", "fn", "__wrapped__"):
-        inner = getattr(kernel, attr, None)
-        if isinstance(inner, types.FunctionType):
-            return inner
-    if isinstance(kernel, types.FunctionType):
-        return kernel
-    raise TypeError(f"{kernel!r} is not a Python kernel function")
 
 
 def parse_kernel(kernel) -> KernelSource:

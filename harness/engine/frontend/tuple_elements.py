@@ -19,11 +19,13 @@ element calls a function of the kernel's module (whose effects numba would run).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
-import types
 
 import numpy as np
+
+from harness.engine.frontend.python_functions import python_function
 
 _BUILTINS = {"abs", "min", "max", "float", "int", "bool", "round", "len", "range"}
 _ONCE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -142,14 +144,13 @@ def _module_function(call: ast.Call, globals_, local):
     f = call.func
     if not isinstance(f, ast.Name) or f.id in local or f.id in _BUILTINS:
         return None
-    obj = globals_.get(f.id)
-    for attr in ("py_func", "fn", "__wrapped__"):
-        inner = getattr(obj, attr, None)
-        if isinstance(inner, types.FunctionType):
-            return inner
-    return obj if isinstance(obj, types.FunctionType) else None
+    try:
+        return python_function(globals_.get(f.id))
+    except TypeError:
+        return None
 
 
+@functools.lru_cache(maxsize=256)       # read for every f(...)[k] of every normalisation: parse each helper once
 def _tuple_arity(fn) -> int | None:
     """n when every `return` of `fn` gives a tuple display of n >= 2 values; None otherwise."""
     if fn is None:
