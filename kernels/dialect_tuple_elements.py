@@ -42,3 +42,15 @@ def literal_element(out, x):
     i = cuda.grid(1)
     if i < out.shape[0]:
         out[i] = (x[i], x[i] * x[i], math.sin(x[i]))[2] + (x[i] * 3.0, x[i])[0]
+
+
+@cuda.jit(device=True)
+def scaled_product(u, v):
+    return 2.0 * sum_and_product(u, v)[1] + polar(u, v)[0]
+
+
+@cuda.jit
+def element_inside_device_function(out, x, y):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = scaled_product(x[i], y[i])
